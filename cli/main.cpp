@@ -1,0 +1,68 @@
+// ccsandbox: run commands in OS-level sandboxes. A thin layer over the core's
+// public API; every failure to sandbox exits 125 with one `ccsandbox:` line.
+#include "ccsandbox/backend_abi.h"
+#include "ccsandbox/logging.hpp"
+#include "ccsandbox/runtime.hpp"
+#include "commands.hpp"
+
+#include <cstring>
+#include <iostream>
+
+namespace {
+
+constexpr const char *kUsage = R"(usage: ccsandbox <command> [options]
+
+Run an AI agent's commands inside OS-level sandboxes, through backend plugins.
+
+commands:
+  run       run a command in a sandbox session (launch, exec, destroy)
+  probe     show every installed backend plugin, what it found on this host,
+            and the start-up line
+  plugins   list the installed backend plugins and their files
+  help CMD  the options of one command
+
+environment:
+  CCSANDBOX_PLUGIN_PATH  colon-separated plugin directories, searched before
+                         the install directory (<libdir>/ccsandbox/plugins)
+  CC_SERVER_SANDBOX      on (default) or off, when --sandbox is not given
+  CCSANDBOX_LOG          log level on stderr: debug, info, warning (default), error
+
+exit status of `run`: the command's; 125 when the sandbox could not be started
+or the launch was refused; 126 when the command cannot be executed; 127 when
+it is not found.
+)";
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    ccsandbox::cli::configureLogging();
+    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+      std::cout << kUsage;
+      return args.empty() ? 125 : 0;
+    }
+    if (args[0] == "--version") {
+      std::cout << "ccsandbox " << CCSANDBOX_VERSION << " (backend ABI " << CCSANDBOX_ABI_MAJOR
+                << "." << CCSANDBOX_ABI_MINOR << ")\n";
+      return 0;
+    }
+    std::string command = args[0];
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (command == "help") {
+      if (rest.empty()) {
+        std::cout << kUsage;
+        return 0;
+      }
+      command = rest[0];
+      rest = {"--help"};
+    }
+    if (command == "run") return ccsandbox::cli::runCommand(rest);
+    if (command == "probe") return ccsandbox::cli::probeCommand(rest);
+    if (command == "plugins") return ccsandbox::cli::pluginsCommand(rest);
+    throw ccsandbox::UsageError("unknown command \"" + command + "\" (commands: run, probe, plugins)");
+  } catch (const std::exception &e) {
+    std::cerr << "ccsandbox: " << e.what() << "\n";
+    return 125;
+  }
+}

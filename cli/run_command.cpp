@@ -1,0 +1,313 @@
+// `ccsandbox run`: launch a session, exec one command in it, destroy it.
+#include "arguments.hpp"
+#include "commands.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace ccsandbox::cli {
+
+namespace {
+
+constexpr const char *kRunHelp = R"(usage: ccsandbox run [options] -- CMD [ARGS...]
+
+Launches a sandbox session, runs CMD in it, and destroys the session. The
+command's stdout and stderr stay apart; its exit status is ccsandbox's.
+
+options:
+  --backend auto|native|none|microvm
+                        auto (default) follows agent-dispatch routing: native
+                        where a native backend probed available, else none.
+                        An explicit backend that cannot be used is refused.
+  --sandbox on|off      off runs without a sandbox (an explicit opt-out);
+                        default: CC_SERVER_SANDBOX, else on
+  --plugin NAME         use this plugin (see `ccsandbox plugins`) instead of
+                        choosing one by backend value
+  --launch-kind agent-bash|acp|claude-code|terminal
+                        who is launching (default agent-bash); decides the
+                        environment treatment and the terminal routing
+  --mode chat|review|plan|orchestrate
+                        overrides the spec's mode (default chat)
+  --spec FILE           a SandboxSpec as JSON (unknown fields are refused)
+  --workdir DIR         the command's working directory and, without --spec,
+                        the session's one writable bind (default: the current
+                        directory)
+  --events FILE|-       write every event as one JSON object per line; with -
+                        the events go to stdout and carry the command's
+                        output, which is then not copied raw
+  --timeout SECONDS     end the command (SIGTERM, then SIGKILL) after SECONDS
+  -v, --verbose         log routing and the start-up line on stderr
+  -h, --help            this text
+
+exit status: the command's (128+N when signal N ended it); 125 when the
+sandbox could not be started or the launch was refused (one line on stderr,
+starting with `ccsandbox:`); 126 when CMD cannot be executed; 127 when CMD is
+not found.
+)";
+
+struct RunOptions {
+  RequestedBackend backend = RequestedBackend::automatic;
+  std::optional<SandboxSwitch> sandbox;
+  std::optional<SandboxMode> mode;
+  std::optional<std::string> specFile;
+  std::optional<std::string> workdir;
+  std::optional<std::string> eventsFile;
+  std::optional<std::chrono::milliseconds> timeout;
+  std::optional<std::string> plugin;
+  LaunchKind kind = LaunchKind::agentBash;
+  std::vector<std::string> command;
+};
+
+std::chrono::milliseconds parseTimeout(const std::string &text) {
+  double seconds = 0;
+  std::size_t used = 0;
+  try {
+    seconds = std::stod(text, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used != text.size() || !std::isfinite(seconds) || seconds <= 0 || seconds > 1e9)
+    throw UsageError("--timeout: invalid value \"" + text + "\" (a positive number of seconds)");
+  return std::chrono::milliseconds(static_cast<long long>(std::ceil(seconds * 1000)));
+}
+
+template <class E, std::size_t N>
+E parseChoice(const EnumNames<E, N> &names, const std::string &option, const std::string &text) {
+  if (auto v = enumFromName(names, text)) return *v;
+  throw UsageError(option + ": invalid value \"" + text + "\" (accepted: " + enumChoices(names) +
+                   ")");
+}
+
+RunOptions parseRunOptions(const std::vector<std::string> &argv, bool &help) {
+  Arguments args(argv);
+  RunOptions o;
+  while (!args.done()) {
+    if (args.flag("--")) {
+      o.command = args.rest();
+      break;
+    }
+    if (args.flag("--help") || args.flag("-h")) {
+      help = true;
+      return o;
+    }
+    if (args.flag("-v") || args.flag("--verbose")) configureLogging(true);
+    else if (auto v = args.option("--backend")) o.backend = parseRequestedBackend(*v);
+    else if (auto v = args.option("--sandbox")) o.sandbox = parseSandboxSwitch(*v, "--sandbox");
+    else if (auto v = args.option("--mode")) o.mode = parseChoice(kSandboxModeNames, "--mode", *v);
+    else if (auto v = args.option("--launch-kind"))
+      o.kind = parseChoice(kLaunchKindNames, "--launch-kind", *v);
+    else if (auto v = args.option("--spec")) o.specFile = *v;
+    else if (auto v = args.option("--workdir")) o.workdir = *v;
+    else if (auto v = args.option("--events")) o.eventsFile = *v;
+    else if (auto v = args.option("--timeout")) o.timeout = parseTimeout(*v);
+    else if (auto v = args.option("--plugin")) o.plugin = *v;
+    else if (!args.peek().empty() && args.peek()[0] != '-') {
+      o.command = args.rest();  // like env(1): the command starts at the first operand
+      break;
+    } else
+      args.unknown();
+  }
+  if (o.command.empty()) throw UsageError("run: no command given (usage: ccsandbox run [options] -- CMD [ARGS...])");
+  return o;
+}
+
+std::string readFile(const std::string &path, const std::string &what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(what + " " + path + ": cannot read: " + std::strerror(errno));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string resolveWorkdir(const std::optional<std::string> &workdir) {
+  std::error_code ec;
+  std::filesystem::path p = workdir ? std::filesystem::path(*workdir)
+                                    : std::filesystem::current_path(ec);
+  if (ec) throw UsageError("cannot determine the current directory: " + ec.message());
+  auto canonical = std::filesystem::canonical(p, ec);
+  if (ec || !std::filesystem::is_directory(canonical, ec))
+    throw UsageError("--workdir " + p.string() + ": not an existing directory");
+  return canonical.string();
+}
+
+SandboxSpec buildSpec(const RunOptions &o, const std::string &workdir) {
+  SandboxSpec spec;
+  if (o.specFile) {
+    try {
+      spec = decodeSandboxSpec(json::parse(readFile(*o.specFile, "--spec"), *o.specFile));
+    } catch (const DecodeError &e) {
+      std::string message = e.what();
+      if (message.rfind(*o.specFile + ":", 0) != 0) message = *o.specFile + ": " + message;
+      throw UsageError("--spec " + message);
+    }
+    if (!spec.guestWorkdir) spec.guestWorkdir = workdir;
+  } else {
+    spec.bindMounts.push_back({workdir, workdir, false});
+    spec.guestWorkdir = workdir;
+  }
+  if (o.mode) spec.mode = *o.mode;
+  return spec;
+}
+
+// Writes all of `data` to `fd`; false when the reader went away (EPIPE).
+bool writeAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// Forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to the command, as a shell would.
+class SignalForwarder {
+ public:
+  SignalForwarder() {
+    sigemptyset(&set_);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1}) sigaddset(&set_, s);
+    // Blocked before any thread exists, so every thread inherits the mask and
+    // only sigwait below sees these signals. Commands start with an empty mask.
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+    thread_ = std::thread([this] {
+      for (;;) {
+        int sig = 0;
+        if (sigwait(&set_, &sig) != 0) continue;
+        if (sig == SIGUSR1 && stopping_) return;
+        std::lock_guard lock(mutex_);
+        if (process_) process_->signal(sig);
+        else pending_ = sig;
+      }
+    });
+  }
+  ~SignalForwarder() {
+    stopping_ = true;
+    pthread_kill(thread_.native_handle(), SIGUSR1);
+    thread_.join();
+  }
+  // The first signal that came before there was a command to forward it to.
+  int attach(std::shared_ptr<Process> process) {
+    std::lock_guard lock(mutex_);
+    process_ = std::move(process);
+    if (pending_) process_->signal(pending_);
+    return pending_;
+  }
+  int pending() {
+    std::lock_guard lock(mutex_);
+    return pending_;
+  }
+  void detach() {
+    std::lock_guard lock(mutex_);
+    process_.reset();
+  }
+
+ private:
+  sigset_t set_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::shared_ptr<Process> process_;
+  int pending_ = 0;
+};
+
+}  // namespace
+
+int runCommand(const std::vector<std::string> &argv) {
+  bool help = false;
+  RunOptions o = parseRunOptions(argv, help);
+  if (help) {
+    std::cout << kRunHelp;
+    return 0;
+  }
+  std::string workdir = resolveWorkdir(o.workdir);
+  SandboxSpec spec = buildSpec(o, workdir);
+
+  std::ofstream eventsOut;
+  bool eventsToStdout = o.eventsFile && *o.eventsFile == "-";
+  if (o.eventsFile && !eventsToStdout) {
+    eventsOut.open(*o.eventsFile, std::ios::binary | std::ios::trunc);
+    if (!eventsOut)
+      throw UsageError("--events " + *o.eventsFile + ": cannot open: " + std::strerror(errno));
+  }
+
+  ::signal(SIGPIPE, SIG_IGN);  // a closed stdout is an EPIPE we handle, not our death
+  SignalForwarder forwarder;
+
+  RuntimeOptions runtimeOptions;
+  runtimeOptions.sandbox = o.sandbox;
+  Runtime runtime(runtimeOptions);
+
+  std::optional<std::string> startError;
+  std::atomic<bool> stdoutClosed{false};
+  std::shared_ptr<Process> process;
+  std::mutex processMutex;
+
+  LaunchOptions launch;
+  launch.spec = spec;
+  launch.kind = o.kind;
+  launch.backend = o.backend;
+  launch.plugin = o.plugin;
+  launch.onEvent = [&](const SandboxEvent &e) {
+    if (o.eventsFile) {
+      std::string line = boost::json::serialize(toJson(e)) + "\n";
+      if (eventsToStdout) {
+        if (!writeAll(STDOUT_FILENO, line)) stdoutClosed = true;
+      } else {
+        eventsOut << line << std::flush;
+      }
+    }
+    if (e.type == SandboxEventType::exit && e.error) startError = *e.error;
+    if (eventsToStdout) return;
+    if (e.type == SandboxEventType::stdoutData && !stdoutClosed) {
+      if (!writeAll(STDOUT_FILENO, e.data)) {
+        // Our reader is gone: the command gets the SIGPIPE it would have had.
+        stdoutClosed = true;
+        std::lock_guard lock(processMutex);
+        if (process) process->signal(SIGPIPE);
+      }
+    } else if (e.type == SandboxEventType::stderrData) {
+      writeAll(STDERR_FILENO, e.data);
+    }
+  };
+
+  auto session = runtime.launch(std::move(launch));
+  if (int sig = forwarder.pending()) {
+    session->destroy();
+    return 128 + sig;
+  }
+  ExecOptions exec;
+  exec.argv = o.command;
+  exec.cwd = workdir;
+  exec.stdinFd = STDIN_FILENO;
+  exec.timeout = o.timeout;
+  {
+    auto p = session->exec(std::move(exec));
+    std::lock_guard lock(processMutex);
+    process = p;
+  }
+  forwarder.attach(process);
+  int status = process->wait();
+  forwarder.detach();
+  session->destroy();
+
+  if (startError) std::cerr << "ccsandbox: " << *startError << "\n";
+  if (status < 0) throw BackendError("the backend did not report how the command ended");
+  return status;
+}
+
+}  // namespace ccsandbox::cli

@@ -1,0 +1,174 @@
+// The core's public C++ API: a Runtime discovers and probes the backend
+// plugins once, routes each launch to a backend, and runs commands in sessions.
+//
+//   ccsandbox::Runtime rt({});                       // discovery, probe, startup line
+//   auto session = rt.launch({.spec = spec, .kind = LaunchKind::agentBash,
+//                             .onEvent = [](const SandboxEvent &e) { ... }});
+//   auto proc = session->exec({.argv = {"make"}, .cwd = "/work"});
+//   int status = proc->wait();
+//   session->destroy();
+#pragma once
+
+#include "ccsandbox/export.hpp"
+#include "ccsandbox/launch_request.hpp"
+#include "ccsandbox/probe_result.hpp"
+#include "ccsandbox/sandbox_event.hpp"
+#include "ccsandbox/sandbox_handle.hpp"
+#include "ccsandbox/sandbox_spec.hpp"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ccsandbox {
+
+// `--sandbox` / CC_SERVER_SANDBOX. An opt-out, not an opt-in: `on` means "wrap
+// where the host offers a backend", never "require one".
+enum class SandboxSwitch { on, off };
+
+inline constexpr EnumNames<SandboxSwitch, 2> kSandboxSwitchNames{{
+    {SandboxSwitch::on, "on"},
+    {SandboxSwitch::off, "off"},
+}};
+
+// What a caller asks for; `automatic` follows the routing rules.
+enum class RequestedBackend { automatic, native, none, microvm };
+
+inline constexpr EnumNames<RequestedBackend, 4> kRequestedBackendNames{{
+    {RequestedBackend::automatic, "auto"},
+    {RequestedBackend::native, "native"},
+    {RequestedBackend::none, "none"},
+    {RequestedBackend::microvm, "microvm"},
+}};
+
+// Bad input from the caller (an option value, a spec): the message says what to change.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A launch the core will not perform (no such backend here, a policy the backend
+// cannot fully enforce). Never silently replaced by a weaker launch.
+class LaunchRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A backend failed while doing what it was asked.
+class BackendError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses "on"/"off"; anything else is a UsageError naming the accepted values.
+CCSANDBOX_API SandboxSwitch parseSandboxSwitch(std::string_view text, std::string_view origin);
+CCSANDBOX_API RequestedBackend parseRequestedBackend(std::string_view text);
+
+struct RuntimeOptions {
+  // nullopt: CC_SERVER_SANDBOX if set, else on.
+  std::optional<SandboxSwitch> sandbox;
+  // Plugin directories searched before the install directory. nullopt: CCSANDBOX_PLUGIN_PATH.
+  std::optional<std::vector<std::string>> pluginPath;
+  // Also search <dir of libccsandbox>/ccsandbox/plugins.
+  bool searchInstallDir = true;
+  // The terminal's default backend when the client names none (the seed: none).
+  SandboxBackend terminalDefaultBackend = SandboxBackend::none;
+  // Per-plugin settings handed to the plugin at init, keyed by plugin name.
+  boost::json::object pluginSettings;
+  // Host environment that launches start from. nullopt: this process's environment.
+  std::optional<std::map<std::string, std::string>> hostEnv;
+  // Between SIGTERM and SIGKILL when a timeout or kill() ends a command.
+  std::chrono::milliseconds killGrace{2000};
+};
+
+struct PluginInfo {
+  std::string name;
+  SandboxBackend backend = SandboxBackend::none;
+  std::string file;
+  unsigned abiMajor = 0;
+  unsigned abiMinor = 0;
+  ProbeResult probe;
+};
+
+using EventCallback = std::function<void(const SandboxEvent &)>;
+
+struct ExecOptions {
+  std::vector<std::string> argv;
+  // Added to (and overriding) the session's base environment; still sanitised.
+  std::map<std::string, std::string> env;
+  std::string cwd;  // empty: the spec's guestWorkdir, else "/"
+  int stdinFd = -1;  // -1: /dev/null. The caller keeps ownership.
+  std::optional<std::chrono::milliseconds> timeout;
+};
+
+// One command. Its events go to the session's callback, all from one thread,
+// in order; `exit` is the last and comes after every byte of output.
+class CCSANDBOX_API Process {
+ public:
+  virtual ~Process() = default;
+  virtual const std::string &execId() const = 0;
+  // Delivers `signal` to the command's whole process group.
+  virtual void signal(int signal) = 0;
+  // Ends the command: `killed` (manual), SIGTERM, then SIGKILL after the grace period.
+  virtual void kill() = 0;
+  // Blocks until `exit` was delivered; returns the exit code (128+n for signal n).
+  virtual int wait() = 0;
+  virtual std::optional<int> exitCode() const = 0;
+};
+
+class CCSANDBOX_API Session {
+ public:
+  virtual ~Session() = default;
+  virtual SandboxHandle handle() const = 0;
+  virtual std::shared_ptr<Process> exec(ExecOptions options) = 0;
+  // Ends every process of the session; idempotent. Pending commands get their `exit`.
+  virtual void destroy() = 0;
+};
+
+struct LaunchOptions {
+  SandboxSpec spec;
+  LaunchKind kind = LaunchKind::agentBash;
+  RequestedBackend backend = RequestedBackend::automatic;
+  // Pick one plugin by name instead of by backend value (still routed and checked).
+  std::optional<std::string> plugin;
+  EventCallback onEvent;
+};
+
+// Which plugin a launch goes to, and why.
+struct Route {
+  std::string plugin;
+  SandboxBackend backend = SandboxBackend::none;
+  std::optional<std::string> logLine;  // said once when the route is a fallback
+};
+
+class CCSANDBOX_API Runtime {
+ public:
+  explicit Runtime(RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime &) = delete;
+  Runtime &operator=(const Runtime &) = delete;
+
+  const std::vector<PluginInfo> &plugins() const;
+  SandboxSwitch sandboxSwitch() const;
+  // The one line logged at start-up: agent sandbox ON …, no OS-native …, or DISABLED.
+  const std::string &startupLine() const;
+  // The routing decision for a launch, without launching. Throws LaunchRefused.
+  Route route(LaunchKind kind, RequestedBackend requested,
+              const std::optional<std::string> &plugin = std::nullopt) const;
+  // The environment a launch of this kind on this backend starts from.
+  std::map<std::string, std::string> baseEnvironment(LaunchKind kind,
+                                                     SandboxBackend backend) const;
+
+  std::shared_ptr<Session> launch(LaunchOptions options);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ccsandbox

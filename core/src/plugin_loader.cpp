@@ -1,0 +1,217 @@
+#include "plugin_loader.hpp"
+
+#include "ccsandbox/logging.hpp"
+
+#include <boost/dll/runtime_symbol_info.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <system_error>
+
+namespace ccsandbox {
+
+namespace fs = std::filesystem;
+using logging::Level;
+
+LoadedPlugin::LoadedPlugin(boost::dll::shared_library library, const ccsandbox_backend_t *table,
+                           PluginInfo info, PluginEventSink &sink)
+    : library_(std::move(library)), table_(table), info_(std::move(info)), sink_(sink) {
+  host_.abi_major = CCSANDBOX_ABI_MAJOR;
+  host_.abi_minor = CCSANDBOX_ABI_MINOR;
+  host_.ctx = this;
+  host_.emit_event = &LoadedPlugin::emitEvent;
+  host_.log = &LoadedPlugin::log;
+}
+
+LoadedPlugin::~LoadedPlugin() {
+  // The plugin joins its own threads in shutdown, before its code is unmapped.
+  if (instance_) table_->shutdown(instance_);
+}
+
+void LoadedPlugin::init(const boost::json::object &settings) {
+  boost::json::object config{{"pluginFile", info_.file}, {"settings", settings}};
+  std::string text = boost::json::serialize(config);
+  char *reply = nullptr;
+  int rc = table_->init(&host_, text.c_str(), &instance_, &reply);
+  takeReply(rc, reply, "init");
+}
+
+boost::json::value LoadedPlugin::takeReply(int rc, char *reply, std::string_view what) {
+  std::string text = reply ? reply : "";
+  if (reply) table_->free_reply(reply);
+  boost::json::value value;
+  try {
+    value = text.empty() ? boost::json::value(boost::json::object{})
+                         : json::parse(text, "reply of " + info_.name + " to " + std::string(what));
+  } catch (const DecodeError &e) {
+    throw BackendError(e.what());
+  }
+  if (rc != CCSANDBOX_OK) {
+    std::string message = "unknown error";
+    if (value.is_object())
+      if (auto *m = value.get_object().if_contains("error"); m && m->is_string())
+        message = std::string(m->get_string());
+    throw BackendError(info_.name + ": " + std::string(what) + " failed: " + message);
+  }
+  return value;
+}
+
+boost::json::value LoadedPlugin::call(Call fn, const boost::json::value &request,
+                                      std::string_view what) {
+  std::string text = boost::json::serialize(request);
+  char *reply = nullptr;
+  int rc = fn(instance_, text.c_str(), &reply);
+  return takeReply(rc, reply, what);
+}
+
+ProbeResult LoadedPlugin::probe() {
+  char *reply = nullptr;
+  int rc = table_->probe(instance_, &reply);
+  auto value = takeReply(rc, reply, "probe");
+  try {
+    return decodeProbeResult(value);
+  } catch (const DecodeError &e) {
+    throw BackendError(info_.name + ": probe result: " + e.what());
+  }
+}
+
+boost::json::object LoadedPlugin::launch(const LaunchRequest &request) {
+  auto value = call(table_->launch, toJson(request), "launch");
+  if (auto *d = value.is_object() ? value.get_object().if_contains("details") : nullptr;
+      d && d->is_object())
+    return d->get_object();
+  return {};
+}
+
+void LoadedPlugin::exec(const ExecRequest &request) { call(table_->exec, toJson(request), "exec"); }
+
+void LoadedPlugin::signal(const SignalRequest &request) {
+  call(table_->signal, toJson(request), "signal");
+}
+
+void LoadedPlugin::destroy(const std::string &sessionId) {
+  call(table_->destroy, boost::json::object{{"sessionId", sessionId}}, "destroy");
+}
+
+void LoadedPlugin::emitEvent(void *ctx, const char *eventJson) {
+  auto *self = static_cast<LoadedPlugin *>(ctx);
+  if (eventJson) self->sink_.onPluginEvent(self->info_.name, eventJson);
+}
+
+void LoadedPlugin::log(void *ctx, int level, const char *message) {
+  auto *self = static_cast<LoadedPlugin *>(ctx);
+  Level l = level <= CCSANDBOX_LOG_DEBUG     ? Level::debug
+            : level == CCSANDBOX_LOG_INFO    ? Level::info
+            : level == CCSANDBOX_LOG_WARNING ? Level::warning
+                                             : Level::error;
+  logging::write(l, self->info_.name, message ? message : "");
+}
+
+namespace {
+
+void skip(const fs::path &file, const std::string &reason) {
+  logging::write(Level::warning, "core", "plugin " + file.string() + ": not loaded: " + reason);
+}
+
+bool validFunctions(const ccsandbox_backend_t &t) {
+  return t.init && t.shutdown && t.probe && t.launch && t.exec && t.signal && t.destroy &&
+         t.free_reply;
+}
+
+std::unique_ptr<LoadedPlugin> load(const fs::path &file, const boost::json::object &settings,
+                                   const std::vector<std::unique_ptr<LoadedPlugin>> &loaded,
+                                   PluginEventSink &sink) {
+  boost::dll::shared_library library;
+  try {
+    // rtld_now: a plugin with unresolved symbols fails here, not in the middle of a launch.
+    library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception &e) {
+    skip(file, e.what());
+    return nullptr;
+  }
+  if (!library.has(CCSANDBOX_BACKEND_SYMBOL)) {
+    skip(file, std::string("no ") + CCSANDBOX_BACKEND_SYMBOL +
+                   " symbol (not a ccsandbox backend plugin)");
+    return nullptr;
+  }
+  const auto &table = library.get<const ccsandbox_backend_t>(CCSANDBOX_BACKEND_SYMBOL);
+  // The version comes first and is read before anything else in the table.
+  if (table.abi_major != CCSANDBOX_ABI_MAJOR) {
+    skip(file, "plugin ABI " + std::to_string(table.abi_major) + "." +
+                   std::to_string(table.abi_minor) + ", core ABI " +
+                   std::to_string(CCSANDBOX_ABI_MAJOR) + "." + std::to_string(CCSANDBOX_ABI_MINOR) +
+                   ": major versions differ");
+    return nullptr;
+  }
+  if (!table.name || !*table.name || !table.backend || !validFunctions(table)) {
+    skip(file, "incomplete backend table (missing name, backend or function)");
+    return nullptr;
+  }
+  auto backend = enumFromName(kSandboxBackendNames, table.backend);
+  if (!backend) {
+    skip(file, std::string("unknown backend value \"") + table.backend +
+                   "\" (expected native, none or microvm)");
+    return nullptr;
+  }
+  for (const auto &p : loaded) {
+    if (p->info().name == table.name) {
+      skip(file, std::string("plugin name \"") + table.name + "\" is already provided by " +
+                     p->info().file);
+      return nullptr;
+    }
+  }
+  PluginInfo info;
+  info.name = table.name;
+  info.backend = *backend;
+  info.file = file.string();
+  info.abiMajor = table.abi_major;
+  info.abiMinor = table.abi_minor;
+  auto plugin = std::make_unique<LoadedPlugin>(std::move(library), &table, info, sink);
+  boost::json::object pluginSettings;
+  if (auto *s = settings.if_contains(info.name); s && s->is_object())
+    pluginSettings = s->get_object();
+  try {
+    plugin->init(pluginSettings);
+  } catch (const std::exception &e) {
+    skip(file, e.what());
+    return nullptr;
+  }
+  return plugin;
+}
+
+}  // namespace
+
+Discovery discoverPlugins(const std::vector<std::string> &dirs, const boost::json::object &settings,
+                          PluginEventSink &sink) {
+  Discovery out;
+  std::set<fs::path> seenDirs;
+  for (const auto &dirText : dirs) {
+    if (dirText.empty()) continue;
+    fs::path dir(dirText);
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+      logging::write(Level::warning, "core",
+                     "plugin directory " + dirText + ": skipped: not a directory or not found");
+      continue;
+    }
+    fs::path canonical = fs::canonical(dir, ec);
+    if (ec || !seenDirs.insert(canonical).second) continue;  // searched already
+    out.searchedDirs.push_back(dirText);
+    std::vector<fs::path> files;
+    for (const auto &entry : fs::directory_iterator(dir, ec))
+      if (entry.path().extension() == ".so" && entry.is_regular_file(ec)) files.push_back(entry.path());
+    std::sort(files.begin(), files.end());  // a stable order makes "first wins" predictable
+    for (const auto &file : files)
+      if (auto plugin = load(file, settings, out.plugins, sink)) out.plugins.push_back(std::move(plugin));
+  }
+  return out;
+}
+
+std::string installedPluginDir() {
+  // The shared object this function is compiled into: libccsandbox.
+  fs::path self = boost::dll::this_line_location();
+  return (self.parent_path() / "ccsandbox" / "plugins").string();
+}
+
+}  // namespace ccsandbox

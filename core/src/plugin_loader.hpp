@@ -1,0 +1,74 @@
+// Plugin discovery (Boost.DLL) and the host's side of one loaded plugin.
+#pragma once
+
+#include "ccsandbox/backend_abi.h"
+#include "ccsandbox/runtime.hpp"
+
+#include <boost/dll/shared_library.hpp>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ccsandbox {
+
+// Where plugin events go (the runtime); called from plugin threads.
+class PluginEventSink {
+ public:
+  virtual ~PluginEventSink() = default;
+  virtual void onPluginEvent(const std::string &plugin, std::string_view eventJson) = 0;
+};
+
+// One plugin, loaded and initialised. Every call crosses the ABI as JSON; an
+// error reply becomes a BackendError naming the plugin.
+class LoadedPlugin {
+ public:
+  LoadedPlugin(boost::dll::shared_library library, const ccsandbox_backend_t *table,
+               PluginInfo info, PluginEventSink &sink);
+  ~LoadedPlugin();
+  LoadedPlugin(const LoadedPlugin &) = delete;
+  LoadedPlugin &operator=(const LoadedPlugin &) = delete;
+
+  // Runs the plugin's init; throws BackendError.
+  void init(const boost::json::object &settings);
+  const PluginInfo &info() const { return info_; }
+  void setProbe(ProbeResult probe) { info_.probe = std::move(probe); }
+
+  ProbeResult probe();
+  boost::json::object launch(const LaunchRequest &request);
+  void exec(const ExecRequest &request);
+  void signal(const SignalRequest &request);
+  void destroy(const std::string &sessionId);
+
+ private:
+  using Call = int (*)(void *, const char *, char **);
+  boost::json::value call(Call fn, const boost::json::value &request, std::string_view what);
+  boost::json::value takeReply(int rc, char *reply, std::string_view what);
+
+  static void emitEvent(void *ctx, const char *eventJson);
+  static void log(void *ctx, int level, const char *message);
+
+  boost::dll::shared_library library_;  // unloaded last
+  const ccsandbox_backend_t *table_;
+  PluginInfo info_;
+  PluginEventSink &sink_;
+  ccsandbox_host_t host_{};
+  void *instance_ = nullptr;
+};
+
+struct Discovery {
+  std::vector<std::unique_ptr<LoadedPlugin>> plugins;
+  std::vector<std::string> searchedDirs;
+};
+
+// Loads every plugin found in `dirs`, in order. A file that is not a plugin,
+// has another ABI major, fails to initialise or repeats a name is skipped with
+// one log line naming the file and the reason; discovery always carries on.
+Discovery discoverPlugins(const std::vector<std::string> &dirs, const boost::json::object &settings,
+                          PluginEventSink &sink);
+
+// <directory of libccsandbox>/ccsandbox/plugins
+std::string installedPluginDir();
+
+}  // namespace ccsandbox

@@ -1,0 +1,225 @@
+#include "ccsandbox/runtime.hpp"
+
+#include "ccsandbox/logging.hpp"
+#include "env_sanitizer.hpp"
+#include "plugin_loader.hpp"
+#include "policy_compiler.hpp"
+#include "router.hpp"
+#include "session.hpp"
+
+#include <random>
+
+extern char **environ;
+
+namespace ccsandbox {
+
+using logging::Level;
+
+SandboxSwitch parseSandboxSwitch(std::string_view text, std::string_view origin) {
+  if (auto v = enumFromName(kSandboxSwitchNames, text)) return *v;
+  throw UsageError(std::string(origin) + ": invalid value \"" + std::string(text) +
+                   "\" (accepted: on, off)");
+}
+
+RequestedBackend parseRequestedBackend(std::string_view text) {
+  if (auto v = enumFromName(kRequestedBackendNames, text)) return *v;
+  throw UsageError("--backend: invalid value \"" + std::string(text) + "\" (accepted: " +
+                   enumChoices(kRequestedBackendNames) + ")");
+}
+
+namespace {
+
+std::vector<std::string> splitPath(const char *text) {
+  std::vector<std::string> out;
+  if (!text) return out;
+  std::string s(text);
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    auto end = s.find(':', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::map<std::string, std::string> processEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char **e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq == std::string_view::npos || eq == 0) continue;
+    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  return env;
+}
+
+std::string newSessionId() {
+  static std::mutex mutex;
+  static std::mt19937_64 rng{std::random_device{}()};
+  std::lock_guard lock(mutex);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "s-%012llx",
+                static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
+  return buf;
+}
+
+}  // namespace
+
+HostFacts hostFacts() {
+  HostFacts facts;
+  const char *home = std::getenv("HOME");
+  facts.home = home && *home == '/' ? home : "/";
+#ifdef __APPLE__
+  facts.platform = "macos";
+#else
+  facts.platform = "linux";
+#endif
+  return facts;
+}
+
+struct Runtime::Impl final : PluginEventSink {
+  RuntimeOptions options;
+  SandboxSwitch sandbox = SandboxSwitch::on;
+  std::map<std::string, std::string> hostEnv;
+  Discovery discovery;
+  std::vector<PluginInfo> infos;
+  std::string startup;
+
+  std::mutex sessionsMutex;
+  std::map<std::string, std::shared_ptr<SessionImpl>> sessions;
+
+  RouterInput routerInput() const {
+    return RouterInput{sandbox, options.terminalDefaultBackend, &infos};
+  }
+
+  LoadedPlugin *plugin(const std::string &name) {
+    for (auto &p : discovery.plugins)
+      if (p->info().name == name) return p.get();
+    return nullptr;
+  }
+
+  void onPluginEvent(const std::string &pluginName, std::string_view eventJson) override {
+    SandboxEvent event;
+    try {
+      event = decodeSandboxEvent(json::parse(eventJson, "event from " + pluginName));
+    } catch (const DecodeError &e) {
+      logging::write(Level::error, pluginName, std::string("malformed event dropped: ") + e.what());
+      return;
+    }
+    std::shared_ptr<SessionImpl> session;
+    {
+      std::lock_guard lock(sessionsMutex);
+      if (auto it = sessions.find(event.sessionId); it != sessions.end()) session = it->second;
+    }
+    if (session) session->onBackendEvent(std::move(event));
+  }
+};
+
+Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  auto &o = impl_->options;
+  if (o.sandbox) {
+    impl_->sandbox = *o.sandbox;
+  } else if (const char *env = std::getenv("CC_SERVER_SANDBOX"); env && *env) {
+    impl_->sandbox = parseSandboxSwitch(env, "CC_SERVER_SANDBOX");
+  }
+  impl_->hostEnv = o.hostEnv ? *o.hostEnv : processEnvironment();
+
+  std::vector<std::string> dirs =
+      o.pluginPath ? *o.pluginPath : splitPath(std::getenv("CCSANDBOX_PLUGIN_PATH"));
+  if (o.searchInstallDir) dirs.push_back(installedPluginDir());
+  impl_->discovery = discoverPlugins(dirs, o.pluginSettings, *impl_);
+
+  // Probe once, at start-up; a probe that fails is an unavailable backend, said why.
+  for (auto &p : impl_->discovery.plugins) {
+    ProbeResult probe;
+    try {
+      probe = p->probe();
+    } catch (const std::exception &e) {
+      logging::write(Level::warning, "core", e.what());
+      probe.available = false;
+      probe.hint = std::string("probe failed: ") + e.what();
+    }
+    p->setProbe(probe);
+    impl_->infos.push_back(p->info());
+  }
+  impl_->startup = ccsandbox::startupLine(impl_->routerInput(), impl_->discovery.searchedDirs);
+  logging::write(Level::info, "core", impl_->startup);
+}
+
+Runtime::~Runtime() {
+  std::map<std::string, std::shared_ptr<SessionImpl>> sessions;
+  {
+    std::lock_guard lock(impl_->sessionsMutex);
+    sessions = impl_->sessions;
+  }
+  // Every session ends before the plugins that serve it are unloaded.
+  for (auto &[id, s] : sessions) s->detach();
+}
+
+const std::vector<PluginInfo> &Runtime::plugins() const { return impl_->infos; }
+SandboxSwitch Runtime::sandboxSwitch() const { return impl_->sandbox; }
+const std::string &Runtime::startupLine() const { return impl_->startup; }
+
+Route Runtime::route(LaunchKind kind, RequestedBackend requested,
+                     const std::optional<std::string> &plugin) const {
+  return routeLaunch(impl_->routerInput(), kind, requested, plugin);
+}
+
+std::map<std::string, std::string> Runtime::baseEnvironment(LaunchKind kind,
+                                                            SandboxBackend backend) const {
+  if (sanitisesEnvironment(kind, backend)) return sanitiseEnvironment(impl_->hostEnv);
+  return impl_->hostEnv;
+}
+
+std::shared_ptr<Session> Runtime::launch(LaunchOptions options) {
+  Route r = route(options.kind, options.backend, options.plugin);
+  if (r.logLine) logging::write(Level::info, "core", *r.logLine);
+  LoadedPlugin *plugin = impl_->plugin(r.plugin);
+  if (!plugin) throw LaunchRefused("plugin " + r.plugin + " is not loaded");
+
+  SessionImpl::Setup setup;
+  if (options.spec.sessionId.empty()) options.spec.sessionId = newSessionId();
+  setup.plugin = plugin;
+  setup.handle.sessionId = options.spec.sessionId;
+  setup.handle.backend = r.backend;
+  setup.handle.state = SandboxState::created;
+  setup.kind = options.kind;
+  setup.spec = options.spec;
+  setup.runtimeDir = std::make_unique<RuntimeDir>();
+  HostFacts facts = hostFacts();
+  facts.tempDir = setup.runtimeDir->makeSubdir("tmp");
+  setup.policy = compilePolicy(options.spec, options.kind, facts);
+  checkEnforceable(plugin->info(), setup.policy);
+  setup.sanitise = sanitisesEnvironment(options.kind, r.backend);
+  setup.baseEnv = baseEnvironment(options.kind, r.backend);
+  setup.killGrace = impl_->options.killGrace;
+  setup.onEvent = std::move(options.onEvent);
+  Impl *impl = impl_.get();
+  setup.onDestroyed = [impl](const std::string &id) {
+    std::lock_guard lock(impl->sessionsMutex);
+    impl->sessions.erase(id);
+  };
+
+  std::shared_ptr<SessionImpl> session;
+  {
+    std::lock_guard lock(impl_->sessionsMutex);
+    if (impl_->sessions.count(options.spec.sessionId))
+      throw UsageError("session " + options.spec.sessionId + " is already running");
+    session = std::make_shared<SessionImpl>(std::move(setup));
+    impl_->sessions.emplace(options.spec.sessionId, session);
+  }
+  try {
+    session->launch();
+  } catch (...) {
+    std::lock_guard lock(impl_->sessionsMutex);
+    impl_->sessions.erase(options.spec.sessionId);
+    throw;
+  }
+  logging::write(Level::debug, "core",
+                 "session " + options.spec.sessionId + " launched on " + r.plugin);
+  return session;
+}
+
+}  // namespace ccsandbox
