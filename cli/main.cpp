@@ -16,6 +16,8 @@ Run an AI agent's commands inside OS-level sandboxes, through backend plugins.
 
 commands:
   run       run a command in a sandbox session (launch, exec, destroy)
+  policy    show the policy `run` with the same options would compile, and
+            where it would run, without launching (--json: the exact policy)
   probe     show every installed backend plugin, what it found on this host,
             and the start-up line
   plugins   list the installed backend plugins and their files
@@ -60,7 +62,8 @@ int main(int argc, char **argv) {
     if (command == "run") return ccsandbox::cli::runCommand(rest);
     if (command == "probe") return ccsandbox::cli::probeCommand(rest);
     if (command == "plugins") return ccsandbox::cli::pluginsCommand(rest);
-    throw ccsandbox::UsageError("unknown command \"" + command + "\" (commands: run, probe, plugins)");
+    if (command == "policy") return ccsandbox::cli::policyCommand(rest);
+    throw ccsandbox::UsageError("unknown command \"" + command + "\" (commands: run, policy, probe, plugins)");
   } catch (const std::exception &e) {
     std::cerr << "ccsandbox: " << e.what() << "\n";
     return 125;

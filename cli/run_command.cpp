@@ -1,6 +1,7 @@
 // `ccsandbox run`: launch a session, exec one command in it, destroy it.
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "run_options.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -22,29 +23,18 @@ namespace ccsandbox::cli {
 
 namespace {
 
-constexpr const char *kRunHelp = R"(usage: ccsandbox run [options] -- CMD [ARGS...]
+constexpr const char *kRunUsage = R"(usage: ccsandbox run [options] -- CMD [ARGS...]
 
 Launches a sandbox session, runs CMD in it, and destroys the session. The
 command's stdout and stderr stay apart; its exit status is ccsandbox's.
+Without --spec the session is an agent-bash launch in chat mode with the
+working directory as its one writable bind, the standard dispatch policy and
+the network on; `ccsandbox policy` with the same options shows what it gets.
 
-options:
-  --backend auto|native|none|microvm
-                        auto (default) follows agent-dispatch routing: native
-                        where a native backend probed available, else none.
-                        An explicit backend that cannot be used is refused.
-  --sandbox on|off      off runs without a sandbox (an explicit opt-out);
-                        default: CC_SERVER_SANDBOX, else on
-  --plugin NAME         use this plugin (see `ccsandbox plugins`) instead of
-                        choosing one by backend value
-  --launch-kind agent-bash|acp|claude-code|terminal
-                        who is launching (default agent-bash); decides the
-                        environment treatment and the terminal routing
-  --mode chat|review|plan|orchestrate
-                        overrides the spec's mode (default chat)
-  --spec FILE           a SandboxSpec as JSON (unknown fields are refused)
-  --workdir DIR         the command's working directory and, without --spec,
-                        the session's one writable bind (default: the current
-                        directory)
+)";
+
+constexpr const char *kRunHelp = R"(
+run options:
   --events FILE|-       write every event as one JSON object per line; with -
                         the events go to stdout and carry the command's
                         output, which is then not copied raw
@@ -58,16 +48,10 @@ starting with `ccsandbox:`); 126 when CMD cannot be executed; 127 when CMD is
 not found.
 )";
 
-struct RunOptions {
-  RequestedBackend backend = RequestedBackend::automatic;
-  std::optional<SandboxSwitch> sandbox;
-  std::optional<SandboxMode> mode;
-  std::optional<std::string> specFile;
-  std::optional<std::string> workdir;
+struct RunCommandOptions {
+  RunOptions launch;
   std::optional<std::string> eventsFile;
   std::optional<std::chrono::milliseconds> timeout;
-  std::optional<std::string> plugin;
-  LaunchKind kind = LaunchKind::agentBash;
   std::vector<std::string> command;
 };
 
@@ -84,16 +68,9 @@ std::chrono::milliseconds parseTimeout(const std::string &text) {
   return std::chrono::milliseconds(static_cast<long long>(std::ceil(seconds * 1000)));
 }
 
-template <class E, std::size_t N>
-E parseChoice(const EnumNames<E, N> &names, const std::string &option, const std::string &text) {
-  if (auto v = enumFromName(names, text)) return *v;
-  throw UsageError(option + ": invalid value \"" + text + "\" (accepted: " + enumChoices(names) +
-                   ")");
-}
-
-RunOptions parseRunOptions(const std::vector<std::string> &argv, bool &help) {
+RunCommandOptions parseRunOptions(const std::vector<std::string> &argv, bool &help) {
   Arguments args(argv);
-  RunOptions o;
+  RunCommandOptions o;
   while (!args.done()) {
     if (args.flag("--")) {
       o.command = args.rest();
@@ -104,16 +81,9 @@ RunOptions parseRunOptions(const std::vector<std::string> &argv, bool &help) {
       return o;
     }
     if (args.flag("-v") || args.flag("--verbose")) configureLogging(true);
-    else if (auto v = args.option("--backend")) o.backend = parseRequestedBackend(*v);
-    else if (auto v = args.option("--sandbox")) o.sandbox = parseSandboxSwitch(*v, "--sandbox");
-    else if (auto v = args.option("--mode")) o.mode = parseChoice(kSandboxModeNames, "--mode", *v);
-    else if (auto v = args.option("--launch-kind"))
-      o.kind = parseChoice(kLaunchKindNames, "--launch-kind", *v);
-    else if (auto v = args.option("--spec")) o.specFile = *v;
-    else if (auto v = args.option("--workdir")) o.workdir = *v;
+    else if (parseLaunchOption(args, o.launch)) continue;
     else if (auto v = args.option("--events")) o.eventsFile = *v;
     else if (auto v = args.option("--timeout")) o.timeout = parseTimeout(*v);
-    else if (auto v = args.option("--plugin")) o.plugin = *v;
     else if (!args.peek().empty() && args.peek()[0] != '-') {
       o.command = args.rest();  // like env(1): the command starts at the first operand
       break;
@@ -122,44 +92,6 @@ RunOptions parseRunOptions(const std::vector<std::string> &argv, bool &help) {
   }
   if (o.command.empty()) throw UsageError("run: no command given (usage: ccsandbox run [options] -- CMD [ARGS...])");
   return o;
-}
-
-std::string readFile(const std::string &path, const std::string &what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(what + " " + path + ": cannot read: " + std::strerror(errno));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string resolveWorkdir(const std::optional<std::string> &workdir) {
-  std::error_code ec;
-  std::filesystem::path p = workdir ? std::filesystem::path(*workdir)
-                                    : std::filesystem::current_path(ec);
-  if (ec) throw UsageError("cannot determine the current directory: " + ec.message());
-  auto canonical = std::filesystem::canonical(p, ec);
-  if (ec || !std::filesystem::is_directory(canonical, ec))
-    throw UsageError("--workdir " + p.string() + ": not an existing directory");
-  return canonical.string();
-}
-
-SandboxSpec buildSpec(const RunOptions &o, const std::string &workdir) {
-  SandboxSpec spec;
-  if (o.specFile) {
-    try {
-      spec = decodeSandboxSpec(json::parse(readFile(*o.specFile, "--spec"), *o.specFile));
-    } catch (const DecodeError &e) {
-      std::string message = e.what();
-      if (message.rfind(*o.specFile + ":", 0) != 0) message = *o.specFile + ": " + message;
-      throw UsageError("--spec " + message);
-    }
-    if (!spec.guestWorkdir) spec.guestWorkdir = workdir;
-  } else {
-    spec.bindMounts.push_back({workdir, workdir, false});
-    spec.guestWorkdir = workdir;
-  }
-  if (o.mode) spec.mode = *o.mode;
-  return spec;
 }
 
 // Writes all of `data` to `fd`; false when the reader went away (EPIPE).
@@ -229,13 +161,13 @@ class SignalForwarder {
 
 int runCommand(const std::vector<std::string> &argv) {
   bool help = false;
-  RunOptions o = parseRunOptions(argv, help);
+  RunCommandOptions o = parseRunOptions(argv, help);
   if (help) {
-    std::cout << kRunHelp;
+    std::cout << kRunUsage << kLaunchOptionsHelp << kRunHelp;
     return 0;
   }
-  std::string workdir = resolveWorkdir(o.workdir);
-  SandboxSpec spec = buildSpec(o, workdir);
+  std::string workdir = resolveWorkdir(o.launch.workdir);
+  LaunchOptions launch = buildLaunchOptions(o.launch, workdir);
 
   std::ofstream eventsOut;
   bool eventsToStdout = o.eventsFile && *o.eventsFile == "-";
@@ -249,19 +181,15 @@ int runCommand(const std::vector<std::string> &argv) {
   SignalForwarder forwarder;
 
   RuntimeOptions runtimeOptions;
-  runtimeOptions.sandbox = o.sandbox;
+  runtimeOptions.sandbox = o.launch.sandbox;
   Runtime runtime(runtimeOptions);
 
   std::optional<std::string> startError;
+  bool timedOut = false;
   std::atomic<bool> stdoutClosed{false};
   std::shared_ptr<Process> process;
   std::mutex processMutex;
 
-  LaunchOptions launch;
-  launch.spec = spec;
-  launch.kind = o.kind;
-  launch.backend = o.backend;
-  launch.plugin = o.plugin;
   launch.onEvent = [&](const SandboxEvent &e) {
     if (o.eventsFile) {
       std::string line = boost::json::serialize(toJson(e)) + "\n";
@@ -272,6 +200,7 @@ int runCommand(const std::vector<std::string> &argv) {
       }
     }
     if (e.type == SandboxEventType::exit && e.error) startError = *e.error;
+    if (e.type == SandboxEventType::killed && e.reason == KillReason::timeout) timedOut = true;
     if (eventsToStdout) return;
     if (e.type == SandboxEventType::stdoutData && !stdoutClosed) {
       if (!writeAll(STDOUT_FILENO, e.data)) {
@@ -306,6 +235,9 @@ int runCommand(const std::vector<std::string> &argv) {
   session->destroy();
 
   if (startError) std::cerr << "ccsandbox: " << *startError << "\n";
+  if (timedOut)
+    std::cerr << "ccsandbox: the command timed out after " << o.timeout->count() / 1000.0
+              << " s and was ended\n";
   if (status < 0) throw BackendError("the backend did not report how the command ended");
   return status;
 }

@@ -1,6 +1,7 @@
 #include "command_process.hpp"
 
 #include "ccsandbox/logging.hpp"
+#include "stderr_violation_scanner.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -124,6 +125,15 @@ void CommandProcess::run() {
   bool outOpen = true, errOpen = true;
   bool killing = false;
   std::string buffer(kChunk, '\0');
+  std::optional<StderrViolationScanner> scanner;
+  if (hooks_.scanStderrForViolations) scanner.emplace();
+  auto report = [&](std::vector<SandboxViolation> found) {
+    for (auto &v : found) {
+      auto e = event(SandboxEventType::violation);
+      e.violation = std::move(v);
+      hooks_.deliver(e);
+    }
+  };
 
   auto startKill = [&](KillReason reason) {
     auto killed = event(SandboxEventType::killed);
@@ -221,12 +231,14 @@ void CommandProcess::run() {
           auto e = event(s.type);
           e.data.assign(buffer.data(), static_cast<std::size_t>(n));
           hooks_.deliver(e);
+          if (scanner && s.type == SandboxEventType::stderrData) report(scanner->feed(e.data));
           continue;
         }
         if (n < 0 && (errno == EINTR)) continue;
         if (n < 0 && errno == EAGAIN) break;
         s.open = false;  // EOF or error
         s.fd.reset();
+        if (scanner && s.type == SandboxEventType::stderrData) report(scanner->finish());
         break;
       }
     }

@@ -21,6 +21,9 @@ class CommandProcess final : public Process {
     std::function<void(const SandboxEvent &)> deliver;  // to the session's callback
     std::function<void(int)> signal;                    // to the command's process group
     std::function<void()> finished;                     // before `exit` is delivered
+    // Also report denials seen on stderr as `violation` events (backends that
+    // cannot observe them; see stderr_violation_scanner.hpp).
+    bool scanStderrForViolations = false;
   };
 
   CommandProcess(std::string sessionId, std::string execId, UniqueFd stdoutRead,

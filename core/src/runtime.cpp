@@ -89,6 +89,15 @@ struct Runtime::Impl final : PluginEventSink {
   std::mutex sessionsMutex;
   std::map<std::string, std::shared_ptr<SessionImpl>> sessions;
 
+  // The network loop of every restricted session's proxy pair, started on first use.
+  std::mutex egressMutex;
+  std::shared_ptr<EgressService> egress;
+  std::shared_ptr<EgressService> egressService() {
+    std::lock_guard lock(egressMutex);
+    if (!egress) egress = EgressService::create(2);
+    return egress;
+  }
+
   RouterInput routerInput() const {
     return RouterInput{sandbox, options.terminalDefaultBackend, &infos};
   }
@@ -190,8 +199,13 @@ std::shared_ptr<Session> Runtime::launch(LaunchOptions options) {
   setup.runtimeDir = std::make_unique<RuntimeDir>();
   HostFacts facts = hostFacts();
   facts.tempDir = setup.runtimeDir->makeSubdir("tmp");
-  setup.policy = compilePolicy(options.spec, options.kind, facts);
+  setup.policy = compilePolicy(options.spec, options.kind, facts, options.policy);
   checkEnforceable(plugin->info(), setup.policy);
+  if (r.backend != SandboxBackend::none && !setup.policy.network.open) {
+    // A restricted session: its own proxy pair, before the plugin sees the policy.
+    setup.egressService = impl_->egressService();
+    setup.egress = startSessionEgress(*setup.egressService, setup.policy, setup.runtimeDir->path());
+  }
   setup.sanitise = sanitisesEnvironment(options.kind, r.backend);
   setup.baseEnv = baseEnvironment(options.kind, r.backend);
   setup.killGrace = impl_->options.killGrace;

@@ -11,9 +11,7 @@
 
 namespace ccsandbox {
 
-namespace {
-
-std::string baseDir() {
+std::string RuntimeDir::baseDir() {
   // XDG_RUNTIME_DIR is per-user and private; otherwise the temp dir, where
   // mkdtemp's fresh 0700 name is what keeps others out.
   for (const char *var : {"XDG_RUNTIME_DIR", "TMPDIR"}) {
@@ -25,8 +23,6 @@ std::string baseDir() {
   }
   return "/tmp";
 }
-
-}  // namespace
 
 RuntimeDir::RuntimeDir() {
   // Short on purpose: Unix socket paths inside it must fit in 108 bytes.

@@ -13,6 +13,9 @@ class RuntimeDir {
   RuntimeDir(const RuntimeDir &) = delete;
   RuntimeDir &operator=(const RuntimeDir &) = delete;
 
+  // Where session directories are made: XDG_RUNTIME_DIR, else TMPDIR, else /tmp.
+  static std::string baseDir();
+
   const std::string &path() const { return path_; }
   // Creates <path>/<name> (mode 0700) and returns its path.
   std::string makeSubdir(const std::string &name) const;

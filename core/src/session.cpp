@@ -57,6 +57,21 @@ void SessionImpl::launch() {
   starting.backend = setup_.handle.backend;
   deliver(starting);
 
+  if (setup_.egress) {
+    // Refused connections are violations of this session (no execId: the proxy
+    // cannot tell which command opened the connection).
+    std::weak_ptr<SessionImpl> weak = weak_from_this();
+    setup_.egress->onRefusal([weak](const EgressRefusal &refusal) {
+      auto self = weak.lock();
+      if (!self) return;
+      SandboxEvent e;
+      e.type = SandboxEventType::violation;
+      e.sessionId = self->setup_.handle.sessionId;
+      e.violation = SandboxViolation{"network-outbound", refusal.target, refusal.reason};
+      self->deliver(e);
+    });
+  }
+
   LaunchRequest request;
   request.sessionId = setup_.handle.sessionId;
   request.launchKind = setup_.kind;
@@ -132,6 +147,11 @@ std::shared_ptr<Process> SessionImpl::exec(ExecOptions options) {
   hooks.finished = [weak, execId] {
     if (auto s = weak.lock()) s->commandFinished(execId);
   };
+  // A sandbox that cannot report its denials gets the seed's stderr reading;
+  // `none` enforces nothing, so nothing on its stderr is a sandbox violation.
+  hooks.scanStderrForViolations =
+      setup_.handle.backend != SandboxBackend::none &&
+      !setup_.plugin->info().probe.has(capability::kSupervisedViolations);
   auto command = std::make_shared<CommandProcess>(request.sessionId, execId, std::move(outRead),
                                                   std::move(errRead), std::move(hooks),
                                                   options.timeout, setup_.killGrace);
@@ -184,6 +204,7 @@ void SessionImpl::destroy() {
     commands = commands_;
     plugin = setup_.plugin;
   }
+  if (setup_.egress) setup_.egress->stop();
   if (plugin) {
     try {
       plugin->destroy(setup_.handle.sessionId);
@@ -205,6 +226,24 @@ void SessionImpl::detach() {
   destroy();
   std::lock_guard lock(mutex_);
   setup_.plugin = nullptr;
+}
+
+std::vector<std::string> SessionImpl::egressAllowlist() const {
+  if (!setup_.egress)
+    throw UsageError("session " + setup_.handle.sessionId +
+                     " has no egress proxies (backend none or an open network)");
+  return setup_.egress->allowlist();
+}
+
+void SessionImpl::setEgressAllowlist(const std::vector<std::string> &allowlist) {
+  if (!setup_.egress)
+    throw UsageError("session " + setup_.handle.sessionId +
+                     " has no egress proxies (backend none or an open network)");
+  try {
+    setup_.egress->setAllowlist(allowlist);
+  } catch (const DomainPatternError &e) {
+    throw UsageError(e.what());
+  }
 }
 
 }  // namespace ccsandbox

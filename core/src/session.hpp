@@ -4,6 +4,7 @@
 
 #include "ccsandbox/runtime.hpp"
 #include "command_process.hpp"
+#include "egress_proxies.hpp"
 #include "plugin_loader.hpp"
 #include "runtime_dir.hpp"
 
@@ -27,6 +28,9 @@ class SessionImpl final : public Session, public std::enable_shared_from_this<Se
     std::chrono::milliseconds killGrace{2000};
     EventCallback onEvent;
     std::function<void(const std::string &)> onDestroyed;  // the runtime forgets the session
+    // Restricted sessions only: the egress loop (outlives the pair) and the pair.
+    std::shared_ptr<EgressService> egressService;
+    std::unique_ptr<EgressProxies> egress;
   };
 
   explicit SessionImpl(Setup setup);
@@ -38,6 +42,8 @@ class SessionImpl final : public Session, public std::enable_shared_from_this<Se
   SandboxHandle handle() const override;
   std::shared_ptr<Process> exec(ExecOptions options) override;
   void destroy() override;
+  std::vector<std::string> egressAllowlist() const override;
+  void setEgressAllowlist(const std::vector<std::string> &allowlist) override;
 
   // From the runtime: an event the backend emitted for this session.
   void onBackendEvent(SandboxEvent event);

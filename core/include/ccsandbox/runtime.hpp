@@ -97,13 +97,14 @@ struct PluginInfo {
 
 using EventCallback = std::function<void(const SandboxEvent &)>;
 
+// Every member has a default, so designated initializers may name only what they set.
 struct ExecOptions {
-  std::vector<std::string> argv;
+  std::vector<std::string> argv{};
   // Added to (and overriding) the session's base environment; still sanitised.
-  std::map<std::string, std::string> env;
-  std::string cwd;  // empty: the spec's guestWorkdir, else "/"
-  int stdinFd = -1;  // -1: /dev/null. The caller keeps ownership.
-  std::optional<std::chrono::milliseconds> timeout;
+  std::map<std::string, std::string> env{};
+  std::string cwd{};  // empty: the spec's guestWorkdir, else "/"
+  int stdinFd = -1;   // -1: /dev/null. The caller keeps ownership.
+  std::optional<std::chrono::milliseconds> timeout{};
 };
 
 // One command. Its events go to the session's callback, all from one thread,
@@ -128,6 +129,21 @@ class CCSANDBOX_API Session {
   virtual std::shared_ptr<Process> exec(ExecOptions options) = 0;
   // Ends every process of the session; idempotent. Pending commands get their `exit`.
   virtual void destroy() = 0;
+  // The egress allowlist of a restricted session (baseline + GitHub + the spec's
+  // entries, as compiled). Replacing it takes effect for the next connection;
+  // open tunnels are not cut. Throws UsageError naming a bad entry, or when the
+  // session has no proxies (backend `none`, or an open network).
+  virtual std::vector<std::string> egressAllowlist() const = 0;
+  virtual void setEgressAllowlist(const std::vector<std::string> &allowlist) = 0;
+};
+
+// Inputs of the policy compiler that are not SandboxSpec fields.
+struct PolicyOptions {
+  // Filename globs added to the standard rules (.env, .env.*, *.key, *.pem).
+  std::vector<std::string> extraWriteDenyGlobs;
+  // false drops the standard filename rules: a weaker, explicit opt-out
+  // (bubblewrap alone cannot enforce them; see docs/policy.md).
+  bool standardFilenameRules = true;
 };
 
 struct LaunchOptions {
@@ -137,6 +153,7 @@ struct LaunchOptions {
   // Pick one plugin by name instead of by backend value (still routed and checked).
   std::optional<std::string> plugin;
   EventCallback onEvent;
+  PolicyOptions policy;
 };
 
 // Which plugin a launch goes to, and why.

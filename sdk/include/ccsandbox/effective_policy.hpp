@@ -50,6 +50,9 @@ struct ProxyEndpoint {
 
 struct PolicyNetwork {
   bool enabled = true;
+  // No proxy and no allowlist: the command reaches the network as the host does
+  // (the fixed terminal profile's "network open"). Never set for agent launches.
+  bool open = false;
   std::vector<std::string> allowlist;  // resolved: baseline + GitHub + spec.egressAllowlist
   std::vector<std::string> denylist;   // fixed; wins over every allow
   std::optional<ProxyEndpoint> httpProxy;
@@ -68,6 +71,10 @@ struct EffectivePolicy {
   std::vector<std::string> writeRoots;      // the only places writes may happen
   std::vector<std::string> writeDeny;       // never writable, even beneath a write root
   std::vector<std::string> writeDenyGlobs;  // names that may never be created (.env, *.pem, …)
+  // May not be unlinked or renamed (each writeDeny entry and its ancestors), so
+  // a rename cannot move a denied path out from under its rule. Exact paths:
+  // unlike writeDeny, an entry does not cover what lies beneath it.
+  std::vector<std::string> unlinkDeny;
   PolicyExec exec;
   PolicyNetwork network;
   std::map<std::string, std::string> env;  // variables the policy sets in every command
@@ -112,11 +119,13 @@ inline boost::json::value toJson(const EffectivePolicy &p) {
       {"writeRoots", detail::strings(p.writeRoots)},
       {"writeDeny", detail::strings(p.writeDeny)},
       {"writeDenyGlobs", detail::strings(p.writeDenyGlobs)},
+      {"unlinkDeny", detail::strings(p.unlinkDeny)},
       {"exec",
        {{"blockWritableRoots", p.exec.blockWritableRoots},
         {"grantRoots", detail::strings(p.exec.grantRoots)}}},
       {"network",
        {{"enabled", p.network.enabled},
+        {"open", p.network.open},
         {"allowlist", detail::strings(p.network.allowlist)},
         {"denylist", detail::strings(p.network.denylist)},
         {"httpProxy", proxy(p.network.httpProxy)},
@@ -176,6 +185,9 @@ inline EffectivePolicy decodeEffectivePolicy(const boost::json::value &v,
   p.writeRoots = json::readStringList(r.require("writeRoots"), r.pathOf("writeRoots"));
   p.writeDeny = json::readStringList(r.require("writeDeny"), r.pathOf("writeDeny"));
   p.writeDenyGlobs = json::readStringList(r.require("writeDenyGlobs"), r.pathOf("writeDenyGlobs"));
+  // Fields added after the first release are optional, so older producers still decode.
+  if (auto *f = r.find("unlinkDeny"))
+    p.unlinkDeny = json::readStringList(*f, r.pathOf("unlinkDeny"));
   {
     json::ObjectReader ex(r.require("exec"), r.pathOf("exec"));
     p.exec.blockWritableRoots =
@@ -186,6 +198,7 @@ inline EffectivePolicy decodeEffectivePolicy(const boost::json::value &v,
   {
     json::ObjectReader net(r.require("network"), r.pathOf("network"));
     p.network.enabled = json::readBool(net.require("enabled"), net.pathOf("enabled"));
+    if (auto *f = net.find("open")) p.network.open = json::readBool(*f, net.pathOf("open"));
     p.network.allowlist = json::readStringList(net.require("allowlist"), net.pathOf("allowlist"));
     p.network.denylist = json::readStringList(net.require("denylist"), net.pathOf("denylist"));
     p.network.httpProxy = detail::decodeProxy(net.require("httpProxy"), net.pathOf("httpProxy"));

@@ -18,6 +18,8 @@ inline constexpr const char *kFilenameRules = "filenameRules";  // refuses new n
 inline constexpr const char *kNetworkProxy = "networkProxy";    // egress only through the proxies
 inline constexpr const char *kExecControl = "execControl";      // no exec from writable roots
 inline constexpr const char *kKernelBoundary = "kernelBoundary";  // workload not on the host kernel
+// Reports exact denials itself; without it the core reads them off stderr.
+inline constexpr const char *kSupervisedViolations = "supervisedViolations";
 }  // namespace capability
 
 struct ProbeResult {

@@ -2,6 +2,7 @@
 // Field names and defaults are the seed's; decoding is strict.
 #pragma once
 
+#include "ccsandbox/domain_pattern.hpp"
 #include "ccsandbox/enum_names.hpp"
 #include "ccsandbox/json_reader.hpp"
 
@@ -104,8 +105,16 @@ inline SandboxSpec decodeSandboxSpec(const boost::json::value &v, const std::str
   }
   if (auto *f = r.find("networkEnabled"))
     s.networkEnabled = json::readBool(*f, r.pathOf("networkEnabled"));
-  if (auto *f = r.find("egressAllowlist"))
+  if (auto *f = r.find("egressAllowlist")) {
     s.egressAllowlist = json::readStringList(*f, r.pathOf("egressAllowlist"));
+    for (std::size_t i = 0; i < s.egressAllowlist.size(); ++i) {
+      try {
+        DomainPattern::parse(s.egressAllowlist[i]);
+      } catch (const DomainPatternError &e) {
+        json::fail(json::indexPath(r.pathOf("egressAllowlist"), i), e.what());
+      }
+    }
+  }
   if (auto *f = r.find("guestWorkdir"); f && !f->is_null())
     s.guestWorkdir = json::readHostPath(*f, r.pathOf("guestWorkdir"), false);
   if (auto *f = r.find("mode")) s.mode = readEnum(kSandboxModeNames, *f, r.pathOf("mode"));

@@ -1,0 +1,164 @@
+#include "bwrap_probe.hpp"
+
+#include "bwrap_process.hpp"
+#include "mount_plan.hpp"
+#include "unique_pipe.hpp"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+namespace ccsandbox::bwrap {
+
+namespace {
+
+bool isExecutableFile(const std::string &path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string readSysctl(const char *path) {
+  std::ifstream in(path);
+  std::string v;
+  in >> v;
+  return v;
+}
+
+// Why this kernel refuses user namespaces to this user, when it visibly does.
+std::string usernsRestriction() {
+  if (readSysctl("/proc/sys/user/max_user_namespaces") == "0")
+    return "user.max_user_namespaces is 0";
+  if (readSysctl("/proc/sys/kernel/unprivileged_userns_clone") == "0")
+    return "kernel.unprivileged_userns_clone is 0";
+  if (readSysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1")
+    return "AppArmor restricts unprivileged user namespaces "
+           "(kernel.apparmor_restrict_unprivileged_userns is 1)";
+  return "";
+}
+
+struct RunOutput {
+  int status = -1;
+  std::string output;
+  bool timedOut = false;
+};
+
+RunOutput runCaptured(const std::vector<std::string> &argv, SpawnerThread &spawner) {
+  UniquePipe pipe;
+  RunOutput out;
+  auto process = spawner.run([&] { return BwrapProcess(argv, pipe.write(), -1); });
+  pipe.closeWrite();
+  out.output = pipe.readAll(std::chrono::seconds(10));
+  auto status = process.waitFor(std::chrono::seconds(10));
+  if (!status) {
+    out.timedOut = true;
+    out.status = process.kill();
+  } else {
+    out.status = *status;
+  }
+  while (!out.output.empty() && (out.output.back() == '\n' || out.output.back() == ' '))
+    out.output.pop_back();
+  return out;
+}
+
+}  // namespace
+
+std::string findExecutable(const std::string &name) {
+  const char *env = std::getenv("PATH");
+  std::string path = env && *env ? env : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (!dir.empty() && isExecutableFile(dir + "/" + name)) return dir + "/" + name;
+    start = end + 1;
+  }
+  return "";
+}
+
+ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &helperSetting,
+                        const std::string &defaultHelper, SpawnerThread &spawner) {
+  ProbeOutcome out;
+  ProbeResult &r = out.result;
+  BwrapHost &host = out.host;
+
+  if (!bwrapSetting.empty()) {
+    if (!isExecutableFile(bwrapSetting)) {
+      r.requiresInstall = true;
+      r.hint = "the bwrapPath setting names " + bwrapSetting +
+               ", which is not an executable file: install the bubblewrap package or fix the "
+               "setting";
+      return out;
+    }
+    host.bwrapPath = bwrapSetting;
+  } else {
+    host.bwrapPath = findExecutable("bwrap");
+    if (host.bwrapPath.empty()) {
+      r.requiresInstall = true;
+      r.hint =
+          "bubblewrap (bwrap) is not installed: install the bubblewrap package "
+          "(sudo apt-get install bubblewrap on Debian/Ubuntu, sudo dnf install bubblewrap "
+          "on Fedora)";
+      return out;
+    }
+  }
+  host.helperPath = helperSetting.empty() ? defaultHelper : helperSetting;
+  if (!isExecutableFile(host.helperPath)) {
+    r.hint = "the sandbox helper " + host.helperPath +
+             " is missing or not executable: reinstall ccsandbox, or set the native-bwrap "
+             "plugin's helperPath setting";
+    return out;
+  }
+  host.callerIsRoot = ::geteuid() == 0;
+
+  // The trial: the namespaces a launch asks for, our helper inside.
+  // --disable-userns (no user namespace inside the sandbox) needs bubblewrap
+  // 0.8; an older one says it does not know the option, and is tried without.
+  host.disableNestedUserns = !host.callerIsRoot;
+  auto trialRun = [&] {
+    MountPlanInput in;
+    in.callerIsRoot = host.callerIsRoot;
+    in.disableNestedUserns = host.disableNestedUserns;
+    std::vector<std::string> argv{host.bwrapPath};
+    for (auto &a : namespaceArgs(in)) argv.push_back(a);
+    for (const char *a : {"--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--"})
+      argv.push_back(a);
+    argv.push_back(host.helperPath);
+    argv.push_back("--version");
+    return runCaptured(argv, spawner);
+  };
+  RunOutput trial = trialRun();
+  if (trial.status != 0 && host.disableNestedUserns &&
+      trial.output.find("disable-userns") != std::string::npos) {
+    host.disableNestedUserns = false;
+    trial = trialRun();
+  }
+  if (trial.status == 0) {
+    r.available = true;
+    r.note = kAvailableNote;
+    r.capabilities = {capability::kReadDeny, capability::kWriteRoots, capability::kWriteDeny,
+                      capability::kNetworkProxy};
+    return out;
+  }
+  std::string said = trial.timedOut ? "it did not finish within 10 s"
+                                    : (trial.output.empty() ? "no message" : trial.output);
+  std::string restriction = host.callerIsRoot ? "" : usernsRestriction();
+  bool looksLikeUserns = said.find("namespace") != std::string::npos ||
+                         said.find("uid map") != std::string::npos ||
+                         said.find("Operation not permitted") != std::string::npos;
+  if (!restriction.empty() || (!host.callerIsRoot && looksLikeUserns)) {
+    r.hint = "the kernel forbids unprivileged user namespaces" +
+             (restriction.empty() ? std::string() : " (" + restriction + ")") +
+             ", so bubblewrap cannot build a sandbox for this user: allow them (sysctl), or "
+             "install bwrap setuid root. bwrap said: " +
+             said;
+  } else {
+    r.hint = "bubblewrap is installed but a trial sandbox did not start: " + said;
+  }
+  return out;
+}
+
+}  // namespace ccsandbox::bwrap

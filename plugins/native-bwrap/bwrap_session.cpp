@@ -1,0 +1,231 @@
+#include "bwrap_session.hpp"
+
+#include "control_channel.hpp"
+#include "host_filesystem.hpp"
+#include "mount_plan.hpp"
+#include "unique_pipe.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <system_error>
+
+namespace ccsandbox::bwrap {
+
+namespace {
+
+constexpr auto kReadyLimit = std::chrono::seconds(30);
+constexpr auto kExitGrace = std::chrono::seconds(2);
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
+                           SpawnerThread &spawner, const sdk::Host &events)
+    : sessionId_(request.sessionId), events_(events), bwrapPath_(host.bwrapPath) {
+  // The mask for read-denied directories: empty, and read-only where it is used.
+  std::string emptyDir = request.runtimeDir + "/bwrap-empty";
+  if (::mkdir(emptyDir.c_str(), 0555) != 0 && errno != EEXIST)
+    throw std::system_error(errno, std::generic_category(), "cannot create " + emptyDir);
+
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    throw std::system_error(errno, std::generic_category(), "socketpair");
+  control_.reset(pair[0]);
+  UniqueFd helperEnd(pair[1]);
+  if (helperEnd.get() == kPassedFd) helperEnd.reset(::fcntl(kPassedFd, F_DUPFD_CLOEXEC, 10));
+
+  MountPlanInput in;
+  in.callerIsRoot = host.callerIsRoot;
+  in.disableNestedUserns = host.disableNestedUserns;
+  in.helperPath = host.helperPath;
+  in.toolsDir = std::filesystem::path(host.helperPath).parent_path().string();
+  in.emptyDir = emptyDir;
+  in.controlFd = kPassedFd;
+  MountPlan plan = planMounts(request.policy, in, HostFilesystem());
+  std::vector<std::string> argv{host.bwrapPath};
+  argv.insert(argv.end(), plan.args.begin(), plan.args.end());
+  for (const auto &a : plan.args)
+    if (a == "--bind" || a == "--ro-bind") ++mounts_;
+
+  UniquePipe output;
+  bwrap_.emplace(spawner.run([&] { return BwrapProcess(argv, output.write(), helperEnd.get()); }));
+  output.closeWrite();
+  helperEnd.reset();
+  waitReady(output);
+  output_.reset(output.releaseRead());
+  reader_ = std::thread([this] { readLoop(); });
+}
+
+BwrapSession::~BwrapSession() {
+  destroy();
+}
+
+void BwrapSession::waitReady(UniquePipe &output) {
+  auto fail = [&](const std::string &why) {
+    std::string said = trimmed(output.readAll(std::chrono::seconds(2)));
+    bwrap_->kill();
+    throw std::runtime_error("bubblewrap could not start the sandbox: " +
+                             (said.empty() ? why : said));
+  };
+  pollfd p{control_.get(), POLLIN, 0};
+  int rc;
+  do {
+    rc = ::poll(&p, 1, static_cast<int>(std::chrono::milliseconds(kReadyLimit).count()));
+  } while (rc < 0 && errno == EINTR);
+  if (rc == 0) fail("its helper did not report ready within 30 s");
+  Message m;
+  bool got = false;
+  try {
+    got = receiveMessage(control_.get(), m);
+  } catch (const std::exception &e) {
+    fail(e.what());
+  }
+  if (!got) fail("it ended before its helper was ready");
+  if (m.type != MessageType::ready) fail("its helper sent an unexpected first message");
+}
+
+boost::json::object BwrapSession::details() const {
+  return {{"bwrapPid", bwrap_ ? bwrap_->pid() : -1}, {"bwrap", bwrapPath_}, {"mounts", mounts_}};
+}
+
+void BwrapSession::exec(const ExecRequest &request) {
+  Message m;
+  m.type = MessageType::exec;
+  m.fields = {request.execId, request.cwd, std::to_string(request.argv.size())};
+  m.fields.insert(m.fields.end(), request.argv.begin(), request.argv.end());
+  for (const auto &[k, v] : request.env) m.fields.push_back(k + "=" + v);
+  // The fds travel with the message (the kernel duplicates them in flight).
+  m.fds = {request.stdio.in, request.stdio.out, request.stdio.err};
+  std::lock_guard lock(mutex_);
+  if (destroyed_) throw std::runtime_error("session " + sessionId_ + " was destroyed");
+  try {
+    sendMessage(control_.get(), m);
+  } catch (const std::system_error &e) {
+    throw std::runtime_error("the sandbox of session " + sessionId_ +
+                             " is gone (its helper ended): " + e.what());
+  }
+  pending_.insert(request.execId);
+}
+
+void BwrapSession::signal(const SignalRequest &request) {
+  std::lock_guard lock(mutex_);
+  if (destroyed_ || !pending_.count(request.execId)) return;  // already ended
+  try {
+    sendMessage(control_.get(),
+                {MessageType::signal, {request.execId, std::to_string(request.signal)}, {}});
+  } catch (const std::system_error &) {
+    // The helper is gone; the reader reports the command's end.
+  }
+}
+
+void BwrapSession::emitExit(const std::string &execId, int code, int sig,
+                            const std::string &error) {
+  SandboxEvent e;
+  e.type = SandboxEventType::exit;
+  e.sessionId = sessionId_;
+  e.execId = execId;
+  e.exitCode = code;
+  if (sig) e.signal = sig;
+  if (!error.empty()) e.error = error;
+  events_.emit(e);
+}
+
+void BwrapSession::onMessage(const Message &m) {
+  switch (m.type) {
+    case MessageType::failed:
+    case MessageType::exited: {
+      if (m.fields.size() != 3) return;
+      const std::string &execId = m.fields[0];
+      {
+        std::lock_guard lock(mutex_);
+        if (!pending_.erase(execId)) return;
+      }
+      int code = std::stoi(m.fields[1]);
+      if (m.type == MessageType::failed)
+        emitExit(execId, code, 0, m.fields[2]);
+      else
+        emitExit(execId, code, std::stoi(m.fields[2]), "");
+      break;
+    }
+    case MessageType::log:
+      if (!m.fields.empty())
+        events_.log(sdk::LogLevel::warning, "session " + sessionId_ + ": " + m.fields[0]);
+      break;
+    default: break;
+  }
+}
+
+void BwrapSession::readLoop() {
+  bool controlOpen = true, outputOpen = true;
+  std::string partial;
+  while (controlOpen) {
+    pollfd fds[2] = {{control_.get(), POLLIN, 0}, {outputOpen ? output_.get() : -1, POLLIN, 0}};
+    int rc = ::poll(fds, 2, -1);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) break;
+    if (fds[1].revents) {
+      char buf[4096];
+      ssize_t n = ::read(output_.get(), buf, sizeof buf);
+      if (n <= 0) {
+        outputOpen = false;
+      } else {
+        partial.append(buf, static_cast<std::size_t>(n));
+        std::size_t nl;
+        while ((nl = partial.find('\n')) != std::string::npos) {
+          events_.log(sdk::LogLevel::warning,
+                      "session " + sessionId_ + ": " + partial.substr(0, nl));
+          partial.erase(0, nl + 1);
+        }
+      }
+    }
+    if (fds[0].revents) {
+      Message m;
+      try {
+        controlOpen = receiveMessage(control_.get(), m);
+      } catch (const std::exception &e) {
+        events_.log(sdk::LogLevel::error, "session " + sessionId_ + ": " + e.what());
+        controlOpen = false;
+      }
+      if (controlOpen) onMessage(m);
+      for (int fd : m.fds) ::close(fd);
+    }
+  }
+  // The helper is gone: every command still running ended with it.
+  std::set<std::string> orphaned;
+  bool destroyed;
+  {
+    std::lock_guard lock(mutex_);
+    orphaned.swap(pending_);
+    destroyed = destroyed_;
+  }
+  if (!destroyed)
+    events_.log(sdk::LogLevel::error,
+                "session " + sessionId_ + ": the sandbox ended unexpectedly (its helper exited)");
+  for (const auto &id : orphaned)
+    emitExit(id, 128 + SIGKILL, SIGKILL,
+             destroyed ? "" : "the sandbox ended unexpectedly (its helper exited)");
+}
+
+void BwrapSession::destroy() {
+  {
+    std::lock_guard lock(mutex_);
+    if (destroyed_) return;
+    destroyed_ = true;
+  }
+  // EOF on the channel: the helper kills everything inside and exits, and
+  // when init exits the kernel ends whatever is left in the namespace.
+  ::shutdown(control_.get(), SHUT_WR);
+  if (bwrap_ && !bwrap_->waitFor(kExitGrace)) bwrap_->kill();  // the helper dies with bwrap
+  if (reader_.joinable()) reader_.join();
+}
+
+}  // namespace ccsandbox::bwrap

@@ -1,0 +1,57 @@
+// One warm session: a bubblewrap sandbox with our helper as pid 1, and the
+// control channel to it. Commands start inside without a new bubblewrap.
+#pragma once
+
+#include "bwrap_probe.hpp"
+#include "bwrap_process.hpp"
+#include "control_channel.hpp"
+#include "spawner_thread.hpp"
+#include "unique_fd.hpp"
+#include "unique_pipe.hpp"
+
+#include "ccsandbox/backend.hpp"
+
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+namespace ccsandbox::bwrap {
+
+class BwrapSession {
+ public:
+  // Starts the sandbox and returns once the helper said it is ready; throws
+  // std::runtime_error carrying bubblewrap's own message when it is not.
+  BwrapSession(const LaunchRequest &request, const BwrapHost &host, SpawnerThread &spawner,
+               const sdk::Host &events);
+  ~BwrapSession();
+  BwrapSession(const BwrapSession &) = delete;
+  BwrapSession &operator=(const BwrapSession &) = delete;
+
+  boost::json::object details() const;
+  void exec(const ExecRequest &request);
+  void signal(const SignalRequest &request);
+  // Ends every process of the sandbox and waits for it. Idempotent.
+  void destroy();
+
+ private:
+  void waitReady(UniquePipe &output);
+  void readLoop();
+  void onMessage(const Message &m);
+  void emitExit(const std::string &execId, int code, int signal, const std::string &error);
+
+  const std::string sessionId_;
+  const sdk::Host &events_;
+  UniqueFd control_;
+  UniqueFd output_;  // bwrap's and the helper's stderr
+  std::optional<BwrapProcess> bwrap_;
+  std::thread reader_;
+  std::mutex mutex_;               // sends, pending_, destroyed_
+  std::set<std::string> pending_;  // commands sent and not yet reported
+  bool destroyed_ = false;
+  std::string bwrapPath_;
+  std::size_t mounts_ = 0;
+};
+
+}  // namespace ccsandbox::bwrap

@@ -1,0 +1,73 @@
+// Resolving a path the way the kernel would for the calling thread, so that
+// the supervisor can judge the real final name and then act on it.
+//
+// The walk is done by the supervisor, component by component, from the
+// thread's root (absolute paths), its cwd or its dirfd. Symlinks are followed
+// where the call would follow them (an O_CREAT open through a dangling
+// `ok.txt -> .env` creates `.env`, so `.env` is what gets judged). In procfs,
+// `self` and `thread-self` mean the calling thread, never the supervisor, and
+// only the caller's own /proc/<pid> may be traversed; magic links there
+// (/proc/<pid>/fd/N, cwd, root) are followed by the kernel on the
+// supervisor's open, which lands on the caller's object.
+//
+// The result is the directory that holds the final name, pinned as an O_PATH
+// fd: the call is then performed relative to it with O_NOFOLLOW (or its *at
+// equivalent), so a rename or symlink swap after the check changes nothing.
+#pragma once
+
+#include "ccsandbox/confine/unique_fd.hpp"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <string>
+
+namespace ccsandbox::confine {
+
+class ChildView {
+ public:
+  // `taskDir`: the thread's /proc/<tid> directory (borrowed), or -1.
+  ChildView(pid_t tid, pid_t tgid, int taskDir = -1) : tid_(tid), tgid_(tgid), taskDir_(taskDir) {}
+  pid_t tid() const { return tid_; }
+  pid_t tgid() const { return tgid_; }
+  // O_PATH fds for the thread's root and cwd, opened on first use; -1 + errno.
+  int root();
+  int cwd();
+  // The thread's fd `fd` (pidfd_getfd), taken on first use; -1 + errno.
+  int fd(int fd);
+
+ private:
+  pid_t tid_;
+  pid_t tgid_;
+  int taskDir_;
+  UniqueFd root_;
+  UniqueFd cwd_;
+  int takenNumber_[2] = {-1, -1};
+  UniqueFd taken_[2];
+};
+
+struct ResolvedName {
+  UniqueFd dir;      // O_PATH fd of the directory holding `name`
+  std::string name;  // the final component ("." when the path names a directory itself)
+  bool trailingSlash = false;
+  bool magic = false;    // `name` is a procfs magic link the call follows to an existing object
+  bool exists = false;   // something is at `name` now (lstat)
+  mode_t type = 0;       // its S_IFMT when it exists (of the target, for a magic link)
+  std::string absolute;  // the absolute path judged: the pinned directory's path + name,
+                         // or a magic link's target ("pipe:[…]" for anonymous objects)
+
+  // The name to hand to a *at call, trailing slash kept so the kernel's checks stay exact.
+  std::string callName() const { return trailingSlash ? name + "/" : name; }
+};
+
+// `startFd` is the thread's cwd or dirfd for a relative path (ignored for an
+// absolute one). Returns 0 or the errno the kernel would have returned for the
+// lookup (ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG, EACCES), with EACCES also for
+// another process's /proc entries.
+int resolveInChild(ChildView &view, int startFd, const std::string &path, bool followFinal,
+                   ResolvedName &out);
+
+// The path the kernel gives for an fd (readlink of /proc/self/fd/N).
+std::string pathOfFd(int fd);
+
+}  // namespace ccsandbox::confine

@@ -1,0 +1,88 @@
+// What the supervisor needs to know about the thread that made a call: its
+// process, umask and filesystem credentials (from /proc/<tid>/status), and
+// access to its directories and fds.
+#pragma once
+
+#include "ccsandbox/confine/unique_fd.hpp"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace ccsandbox::confine {
+
+struct TaskCredentials {
+  uid_t fsuid = 0;
+  gid_t fsgid = 0;
+  std::vector<gid_t> groups;  // sorted
+  std::uint64_t capEffective = 0;
+
+  bool operator==(const TaskCredentials &) const = default;
+};
+
+struct TaskStatus {
+  pid_t tgid = 0;
+  mode_t umask = 022;
+  TaskCredentials credentials;
+};
+
+// The calling thread's own status. Returns 0 or an errno.
+int readOwnStatus(TaskStatus &out);
+
+// An O_PATH fd for /proc/<tid>/<link> ("cwd", "root"): the thread's own view.
+// `taskDir` is the thread's /proc/<tid> directory when one is at hand (-1: look it up).
+UniqueFd openTaskLink(pid_t tid, const char *link, int taskDir = -1);
+
+// What the supervisor knows about each thread, kept across calls so that a
+// notification usually costs one poll() instead of a /proc/<tid>/status read.
+//
+// A thread's umask and credentials change only through calls the filter
+// reports (umask, set*id, setgroups, capset, execve), and the thread is
+// blocked in that call while it is reported, so forgetting it then is exact —
+// except where another thread could read the old value in between: a umask or
+// exec in a multi-threaded process turns caching off for that process, and a
+// clone that shares fs attributes between processes turns the umask cache off
+// altogether. Entries hold a pidfd: a thread that is gone (or whose number was
+// reused) is read afresh.
+class TaskCache {
+ public:
+  // The thread's status, and its /proc/<tid> directory fd in `taskDir`
+  // (owned by the cache, valid until the next call). 0 or errno.
+  int status(pid_t tid, TaskStatus &out, int &taskDir);
+
+  // The thread is blocked in umask(2).
+  void umaskChanging(pid_t tid);
+  // The thread is blocked in a call that changes its credentials.
+  void credentialsChanging(pid_t tid);
+  // The thread is blocked in execve(2).
+  void execing(pid_t tid);
+  // Some process is cloning a child that shares its fs attributes.
+  void fsSharedBetweenProcesses() { umaskShared_ = true; }
+
+ private:
+  struct Entry {
+    pid_t tgid = 0;
+    int threads = 1;
+    UniqueFd pidfd;
+    UniqueFd dir;
+    TaskStatus status;
+  };
+  int readFresh(pid_t tid, Entry &out);
+  void forgetProcess(pid_t tgid);
+  bool processUncached(pid_t tgid);
+  void makeRoom();
+
+  std::unordered_map<pid_t, Entry> entries_;
+  std::unordered_map<pid_t, UniqueFd> uncached_;  // tgid -> pidfd of its leader
+  Entry scratch_;                                 // a fresh read that is not kept
+  bool umaskShared_ = false;
+};
+
+// A duplicate of the thread's fd `fd` (pidfd_getfd on a thread pidfd, which
+// follows the thread's own fd table; /proc/<tid>/fd/<fd> on older kernels).
+// Returns an invalid fd with errno set (EBADF when the thread has no such fd).
+UniqueFd takeTaskFd(pid_t tid, int fd);
+
+}  // namespace ccsandbox::confine

@@ -1,0 +1,187 @@
+#include "command_launcher.hpp"
+
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern char **environ;
+
+namespace ccsandbox::bwrap {
+
+namespace {
+
+// What the child reports when it could not exec.
+enum class Stage : int { chdir = 1, confine = 2, exec = 3, stdio = 4 };
+
+struct ChildReport {
+  Stage stage;
+  int error;
+};
+
+[[noreturn]] void childFail(int channel, Stage stage, int error) {
+  ChildReport r{stage, error};
+  [[maybe_unused]] auto n = ::write(channel, &r, sizeof r);
+  ::_exit(127);
+}
+
+// Runs in the forked child of a single-threaded helper: only async-signal-safe
+// calls plus the allocations prepared before fork.
+[[noreturn]] void runChild(const LaunchSpec &spec, const ConfinementHooks &hooks, int channel,
+                           char **argv, char **envp) {
+  sigset_t none;
+  sigemptyset(&none);
+  for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::setpgid(0, 0);
+  // Move the caller's fds out of 0..2 first so the dup2s cannot clobber them.
+  int moved[3];
+  for (int i = 0; i < 3; ++i) {
+    moved[i] = ::fcntl(spec.stdio[i], F_DUPFD_CLOEXEC, 10);
+    if (moved[i] < 0) childFail(channel, Stage::stdio, errno);
+  }
+  for (int i = 0; i < 3; ++i)
+    if (::dup2(moved[i], i) < 0) childFail(channel, Stage::stdio, errno);
+  if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) childFail(channel, Stage::chdir, errno);
+  if (hooks.beforeExec) {
+    int listener = -1;
+    if (int e = hooks.beforeExec(&listener)) childFail(channel, Stage::confine, e);
+    if (listener >= 0) {
+      // Hand the listener to the helper before exec (SCM_RIGHTS on the report channel).
+      char byte = 0;
+      iovec iov{&byte, 1};
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      cmsghdr *c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(c), &listener, sizeof(int));
+      if (::sendmsg(channel, &msg, MSG_NOSIGNAL) < 0) childFail(channel, Stage::confine, errno);
+    }
+  }
+  // Nothing of the helper's (bridge listeners, relays) reaches the command:
+  // every fd past stdio is close-on-exec, the report channel included.
+  ::syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+  // execvp searches the command's own PATH: environ is the command's now.
+  environ = envp;
+  ::execvp(argv[0], argv);
+  childFail(channel, Stage::exec, errno);
+}
+
+}  // namespace
+
+LaunchResult launchCommand(const LaunchSpec &spec, const ConfinementHooks &hooks) {
+  LaunchResult result;
+  if (spec.argv.empty()) {
+    result.exitCode = 127;
+    result.error = "no command given";
+    return result;
+  }
+  std::vector<std::string> envStrings;
+  for (const auto &[k, v] : spec.env) envStrings.push_back(k + "=" + v);
+  std::vector<char *> argv, envp;
+  for (const auto &a : spec.argv) argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  for (auto &e : envStrings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int channel[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0) {
+    result.exitCode = 126;
+    result.error = std::string("cannot start the command: socketpair: ") + std::strerror(errno);
+    return result;
+  }
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(channel[0]);
+    runChild(spec, hooks, channel[1], argv.data(), envp.data());
+  }
+  ::close(channel[1]);
+  if (pid < 0) {
+    ::close(channel[0]);
+    result.exitCode = 126;
+    result.error = std::string("cannot start the command: fork: ") + std::strerror(errno);
+    return result;
+  }
+  // Also set from here: a signal sent right after we report the start must
+  // reach the group even if the child has not run setpgid yet.
+  ::setpgid(pid, pid);
+
+  // Read until exec closes the channel: either nothing (exec happened), a
+  // listener fd, or a failure report.
+  ChildReport report{};
+  std::size_t got = 0;
+  int listener = -1;
+  for (;;) {
+    char buf[sizeof report];
+    iovec iov{buf, sizeof buf - got};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n = ::recvmsg(channel[0], &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+        std::memcpy(&listener, CMSG_DATA(c), sizeof(int));
+    if (listener >= 0 && n == 1 && got == 0 && buf[0] == 0)
+      continue;  // the listener's carrier byte
+    std::memcpy(reinterpret_cast<char *>(&report) + got, buf, static_cast<std::size_t>(n));
+    got += static_cast<std::size_t>(n);
+    if (got >= sizeof report) break;
+  }
+  ::close(channel[0]);
+  if (got < sizeof report) {
+    result.pid = pid;
+    if (listener >= 0) {
+      if (hooks.superviseListener)
+        hooks.superviseListener(pid, listener);
+      else
+        ::close(listener);
+    }
+    return result;
+  }
+  if (listener >= 0) ::close(listener);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const std::string name = spec.argv[0];
+  switch (report.stage) {
+    case Stage::exec:
+      result.exitCode = report.error == ENOENT ? 127 : 126;
+      result.error =
+          name + (report.error == ENOENT ? std::string(": command not found")
+                                         : ": " + std::string(std::strerror(report.error)));
+      break;
+    case Stage::chdir:
+      result.exitCode = 126;
+      result.error = "cannot change to the working directory " + spec.cwd +
+                     " inside the sandbox: " + std::strerror(report.error);
+      break;
+    case Stage::confine:
+      result.exitCode = 126;
+      result.error = name + ": cannot confine the command: " + std::strerror(report.error);
+      break;
+    case Stage::stdio:
+      result.exitCode = 126;
+      result.error = name + ": cannot set up its standard streams: " + std::strerror(report.error);
+      break;
+  }
+  return result;
+}
+
+}  // namespace ccsandbox::bwrap

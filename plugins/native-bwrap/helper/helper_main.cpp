@@ -1,0 +1,227 @@
+// ccsandbox-bwrap-helper: pid 1 inside a native-bwrap sandbox.
+//
+//   ccsandbox-bwrap-helper --control-fd N [--bridge HOST:PORT=SOCKET]...
+//
+// As init of the sandbox's pid namespace it cannot be killed from inside (the
+// kernel drops signals to init that it has no handler for, SIGKILL included);
+// it reaps every orphan, starts the commands the plugin sends over the control
+// channel, reports how each ended, and relays loopback to the proxies. When
+// the control channel closes (destroy, or the core died) it ends everything:
+// when init exits, the kernel kills every process left in the namespace.
+#include "command_launcher.hpp"
+#include "control_channel.hpp"
+#include "loopback_bridge.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+
+extern "C" char **environ;
+
+namespace asio = boost::asio;
+using namespace ccsandbox::bwrap;
+
+namespace {
+
+class Helper {
+ public:
+  Helper(int controlFd, const std::vector<BridgeSpec> &bridges)
+      : controlFd_(controlFd), control_(io_, controlFd), children_(io_, SIGCHLD) {
+    for (char **e = environ; e && *e; ++e) {
+      std::string kv(*e);
+      auto eq = kv.find('=');
+      if (eq != std::string::npos) policyEnv_[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    policyEnv_.erase("PWD");  // bwrap's --chdir sets it; it is not the policy's
+    for (const auto &b : bridges) {
+      bridges_.push_back(std::make_unique<LoopbackBridge>(io_, b.host, b.port, b.unixSocket));
+      bridges_.back()->start();
+    }
+  }
+
+  int run() {
+    waitForChildren();
+    waitForControl();
+    send({MessageType::ready, {}, {}});
+    io_.run();
+    return 0;
+  }
+
+ private:
+  void send(const Message &m) {
+    try {
+      sendMessage(controlFd_, m);
+    } catch (const std::exception &) {
+      shutdown();  // the plugin is gone
+    }
+  }
+
+  void waitForControl() {
+    control_.async_wait(asio::posix::descriptor_base::wait_read,
+                        [this](boost::system::error_code ec) {
+                          if (ec) return shutdown();
+                          Message m;
+                          bool more = false;
+                          try {
+                            more = receiveMessage(controlFd_, m);
+                          } catch (const std::exception &e) {
+                            std::cerr << "ccsandbox-bwrap-helper: " << e.what() << "\n";
+                          }
+                          if (!more) return shutdown();
+                          handle(m);
+                          for (int fd : m.fds) ::close(fd);
+                          waitForControl();
+                        });
+  }
+
+  void handle(const Message &m) {
+    switch (m.type) {
+      case MessageType::exec: exec(m); break;
+      case MessageType::signal:
+        if (m.fields.size() == 2) {
+          auto it = running_.find(m.fields[0]);
+          if (it != running_.end()) ::kill(-it->second, std::stoi(m.fields[1]));
+        }
+        break;
+      default: break;
+    }
+  }
+
+  void exec(const Message &m) {
+    // execId, cwd, argc, argv..., env...
+    if (m.fields.size() < 3 || m.fds.size() != 3) return;
+    const std::string &execId = m.fields[0];
+    LaunchSpec spec;
+    spec.cwd = m.fields[1];
+    std::size_t argc = std::stoul(m.fields[2]);
+    if (m.fields.size() < 3 + argc) return;
+    spec.argv.assign(m.fields.begin() + 3, m.fields.begin() + 3 + static_cast<long>(argc));
+    for (std::size_t i = 3 + argc; i < m.fields.size(); ++i) {
+      auto eq = m.fields[i].find('=');
+      if (eq != std::string::npos) spec.env[m.fields[i].substr(0, eq)] = m.fields[i].substr(eq + 1);
+    }
+    // The policy's variables (the proxies) win over what the caller sent.
+    for (const auto &[k, v] : policyEnv_) spec.env[k] = v;
+    if (!spec.cwd.empty() && spec.env.count("PWD")) spec.env["PWD"] = spec.cwd;
+    for (int i = 0; i < 3; ++i) spec.stdio[i] = m.fds[static_cast<std::size_t>(i)];
+    LaunchResult r = launchCommand(spec, hooks_);
+    if (r.pid <= 0) {
+      send({MessageType::failed, {execId, std::to_string(r.exitCode), r.error}, {}});
+      return;
+    }
+    running_[execId] = r.pid;
+    leaders_[r.pid] = execId;
+    send({MessageType::started, {execId}, {}});
+  }
+
+  void waitForChildren() {
+    children_.async_wait([this](boost::system::error_code ec, int) {
+      if (ec) return;
+      reap();
+      waitForChildren();
+    });
+  }
+
+  void reap() {
+    for (;;) {
+      siginfo_t info{};
+      // Look before reaping: while a leader is a zombie its group id cannot be
+      // reused, so ending what is left of its group is safe.
+      if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
+      pid_t pid = info.si_pid;
+      auto leader = leaders_.find(pid);
+      if (leader != leaders_.end()) ::kill(-pid, SIGKILL);  // nothing outlives its command
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      if (leader == leaders_.end()) continue;  // an orphan: reaped, nothing to say
+      std::string execId = leader->second;
+      leaders_.erase(leader);
+      running_.erase(execId);
+      int code = 0, sig = 0;
+      if (WIFSIGNALED(status)) {
+        sig = WTERMSIG(status);
+        code = 128 + sig;
+      } else {
+        code = WEXITSTATUS(status);
+      }
+      send({MessageType::exited, {execId, std::to_string(code), std::to_string(sig)}, {}});
+    }
+  }
+
+  [[noreturn]] void shutdown() {
+    // Every process of the namespace but us; then our exit takes the rest.
+    ::kill(-1, SIGKILL);
+    ::_exit(0);
+  }
+
+  int controlFd_;
+  asio::io_context io_;
+  asio::posix::stream_descriptor control_;
+  asio::signal_set children_;
+  std::map<std::string, std::string> policyEnv_;
+  std::vector<std::unique_ptr<LoopbackBridge>> bridges_;
+  std::map<std::string, pid_t> running_;  // execId -> process group
+  std::map<pid_t, std::string> leaders_;
+  ConfinementHooks hooks_;  // issue 6's seccomp/Landlock layer plugs in here
+};
+
+int usage(const std::string &why) {
+  std::cerr << "ccsandbox-bwrap-helper: " << why
+            << "\nusage: ccsandbox-bwrap-helper --control-fd N [--bridge HOST:PORT=SOCKET]...\n"
+               "It runs as pid 1 inside a sandbox started by the native-bwrap plugin; it is not "
+               "meant to be run by hand.\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  int controlFd = -1;
+  std::vector<BridgeSpec> bridges;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--version") {
+        // The probe's trial: the helper starts inside a sandbox built like a real one.
+        std::cout << "ccsandbox-bwrap-helper 1\n";
+        return 0;
+      }
+      if (a == "--control-fd" && i + 1 < argc)
+        controlFd = std::stoi(argv[++i]);
+      else if (a == "--bridge" && i + 1 < argc)
+        bridges.push_back(parseBridgeSpec(argv[++i]));
+      else
+        return usage("unknown argument " + a);
+    }
+  } catch (const std::exception &e) {
+    return usage(e.what());
+  }
+  if (controlFd < 3) return usage("--control-fd is required");
+  // Nothing the host left open crosses into the commands: only stdio and the channel.
+  ::syscall(SYS_close_range, 3, controlFd - 1, 0);
+  ::syscall(SYS_close_range, controlFd + 1, ~0U, 0);
+  ::fcntl(controlFd, F_SETFD, FD_CLOEXEC);
+  ::signal(SIGPIPE, SIG_IGN);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  try {
+    Helper helper(controlFd, bridges);
+    return helper.run();
+  } catch (const std::exception &e) {
+    std::cerr << "ccsandbox-bwrap-helper: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,297 @@
+#include "mount_plan.hpp"
+
+#include <algorithm>
+#include <optional>
+
+namespace ccsandbox::bwrap {
+
+namespace {
+
+std::string normalise(std::string p) {
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
+std::size_t depth(const std::string &p) {
+  if (p == "/") return 0;
+  return static_cast<std::size_t>(std::count(p.begin(), p.end(), '/'));
+}
+
+// `path` seen through a mount of `host` at `guest` (path lies within host).
+std::string translate(const std::string &path, const std::string &host, const std::string &guest) {
+  std::string rest = path.substr(host == "/" ? 0 : host.size());
+  if (rest.empty()) return guest;
+  return guest == "/" ? rest : guest + rest;
+}
+
+// One mount of the visible set.
+struct Entry {
+  enum class Kind { roBind, rwBind, symlink, tmpfs };
+  Kind kind;
+  std::string host;  // source (or symlink target)
+  std::string guest;
+};
+
+class Planner {
+ public:
+  Planner(const EffectivePolicy &policy, const MountPlanInput &input, const FilesystemView &fs)
+      : policy_(policy), input_(input), fs_(fs) {
+    for (const auto &w : policy.writeRoots) writeRoots_.push_back(normalise(w));
+    for (const auto &w : policy.writeDeny) writeDeny_.push_back(normalise(w));
+    for (const auto &r : policy.readDeny) readDeny_.push_back(normalise(r));
+  }
+
+  MountPlan run() {
+    namespaces();
+    environment();
+    args_.insert(args_.end(), {"--chdir", "/"});
+    if (policy_.visible.procfs) args_.insert(args_.end(), {"--proc", "/proc"});
+    if (policy_.visible.minimalDev) args_.insert(args_.end(), {"--dev", "/dev"});
+    ourPieces();
+    visibleSet();
+    emitEntries();
+    writeDenies();
+    readDenies();
+    // bwrap's root is a tmpfs that only holds mount points: read-only once
+    // they exist, so nothing can be written outside the mounts.
+    args_.insert(args_.end(), {"--remount-ro", "/"});
+    helperCommand();
+    return {std::move(args_), std::move(bridges_)};
+  }
+
+ private:
+  void namespaces() {
+    auto ns = namespaceArgs(input_, !policy_.network.open);
+    args_.insert(args_.end(), ns.begin(), ns.end());
+  }
+
+  void environment() {
+    // The helper's own environment is the policy's; it overlays it on each
+    // command's environment, so the policy's variables (the proxies) win.
+    args_.push_back("--clearenv");
+    for (const auto &[k, v] : policy_.env)
+      args_.insert(args_.end(), {"--setenv", k, guestValue(v)});
+  }
+
+  // The session's temp dir is /tmp inside: a variable naming it (TMPDIR)
+  // names /tmp there.
+  std::string guestValue(const std::string &v) const {
+    if (!policy_.visible.privateTmp || policy_.tempDir.empty()) return v;
+    std::string t = normalise(policy_.tempDir);
+    if (isWithin(v, t)) return translate(v, t, "/tmp");
+    return v;
+  }
+
+  void ourPieces() {
+    args_.insert(args_.end(), {"--ro-bind", input_.helperPath, kGuestHelper});
+    if (!input_.toolsDir.empty())
+      args_.insert(args_.end(), {"--ro-bind", input_.toolsDir, normalise(input_.toolsDir)});
+    auto bridge = [&](const std::optional<ProxyEndpoint> &p, const std::string &name) {
+      if (!p || p->unixSocket.empty() || p->port <= 0) return;
+      std::string guest = std::string(kGuestRunDir) + "/" + name + ".sock";
+      args_.insert(args_.end(), {"--ro-bind", p->unixSocket, guest});
+      bridges_.push_back({p->host.empty() ? "127.0.0.1" : p->host, p->port, guest, p->unixSocket});
+    };
+    bridge(policy_.network.httpProxy, "http-proxy");
+    bridge(policy_.network.socksProxy, "socks-proxy");
+  }
+
+  static bool within(const std::string &p, const std::vector<std::string> &roots) {
+    return std::any_of(roots.begin(), roots.end(),
+                       [&](const std::string &r) { return isWithin(p, r); });
+  }
+
+  // Under a write root and under no write deny: a mount inside a protected
+  // path stays read-only (the deny wins over an allow nested in it).
+  bool writable(const std::string &hostPath) const {
+    return within(hostPath, writeRoots_) && !within(hostPath, writeDeny_);
+  }
+
+  // A mount inside a read-denied path is not made at all: what it would show
+  // is denied (the masks below cover the denied path itself where visible).
+  bool hidden(const std::string &hostPath) const { return within(hostPath, readDeny_); }
+
+  void visibleSet() {
+    for (const auto &raw : policy_.visible.systemReadOnly) {
+      std::string p = normalise(raw);
+      PathInfo info = fs_.inspect(p);
+      switch (info.kind) {
+        case PathInfo::Kind::missing: break;
+        case PathInfo::Kind::symlink:
+          // /bin -> usr/bin on merged-/usr systems: the same link inside.
+          entries_.push_back({Entry::Kind::symlink, info.target, p});
+          break;
+        default: entries_.push_back({Entry::Kind::roBind, p, p});
+      }
+    }
+    if (policy_.visible.privateTmp) {
+      if (!policy_.tempDir.empty()) {
+        std::string t = normalise(policy_.tempDir);
+        entries_.push_back({writable(t) ? Entry::Kind::rwBind : Entry::Kind::roBind, t, "/tmp"});
+      } else {
+        entries_.push_back({Entry::Kind::tmpfs, "", "/tmp"});
+      }
+    }
+    for (const auto &b : policy_.visible.binds) {
+      std::string host = normalise(b.hostPath);
+      std::string guest = normalise(b.guestPath.empty() ? b.hostPath : b.guestPath);
+      if (hidden(host)) continue;
+      bool rw = !b.readOnly && writable(host);
+      entries_.push_back({rw ? Entry::Kind::rwBind : Entry::Kind::roBind, host, guest});
+    }
+    sortEntries();
+    // A write root inside a read-only mount (a runner state dir under a bind
+    // that review mode made read-only) is bound read-write over it.
+    std::vector<Entry> extra;
+    for (const auto &w : writeRoots_) {
+      if (!writable(w) || hidden(w)) continue;
+      bool seen = false;
+      for (const auto &g : guestLocations(w)) {
+        seen = true;
+        if (!writableAt(g)) extra.push_back({Entry::Kind::rwBind, w, g});
+      }
+      if (!seen && fs_.inspect(w).kind == PathInfo::Kind::directory)
+        extra.push_back({Entry::Kind::rwBind, w, w});  // a write root must be reachable
+    }
+    entries_.insert(entries_.end(), extra.begin(), extra.end());
+    sortEntries();
+  }
+
+  void sortEntries() {
+    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry &a, const Entry &b) {
+      return depth(a.guest) < depth(b.guest);
+    });
+  }
+
+  // Where host path `p` appears inside the sandbox (through every bind mount).
+  std::vector<std::string> guestLocations(const std::string &p) const {
+    std::vector<std::string> out;
+    for (const auto &e : entries_) {
+      if (e.kind == Entry::Kind::symlink || e.kind == Entry::Kind::tmpfs) continue;
+      if (!isWithin(p, e.host)) continue;
+      std::string g = translate(p, e.host, e.guest);
+      // Only where this mount is the one that shows `g` (no deeper mount covers it).
+      if (coveringEntry(g) != &e) continue;
+      if (std::find(out.begin(), out.end(), g) == out.end()) out.push_back(g);
+    }
+    return out;
+  }
+
+  // The mount that shows guest path `g`: the last, deepest one containing it.
+  const Entry *coveringEntry(const std::string &g) const {
+    const Entry *best = nullptr;
+    for (const auto &e : entries_)
+      if (isWithin(g, e.guest) && (!best || depth(e.guest) >= depth(best->guest))) best = &e;
+    return best;
+  }
+
+  bool writableAt(const std::string &g) const {
+    const Entry *e = coveringEntry(g);
+    return e && (e->kind == Entry::Kind::rwBind || e->kind == Entry::Kind::tmpfs);
+  }
+
+  // Something writable at or beneath guest path `g`.
+  bool writableWithin(const std::string &g) const {
+    if (writableAt(g)) return true;
+    return std::any_of(entries_.begin(), entries_.end(), [&](const Entry &e) {
+      return isWithin(e.guest, g) &&
+             (e.kind == Entry::Kind::rwBind || e.kind == Entry::Kind::tmpfs);
+    });
+  }
+
+  void emitEntries() {
+    for (const auto &e : entries_) {
+      switch (e.kind) {
+        case Entry::Kind::roBind: args_.insert(args_.end(), {"--ro-bind", e.host, e.guest}); break;
+        case Entry::Kind::rwBind: args_.insert(args_.end(), {"--bind", e.host, e.guest}); break;
+        case Entry::Kind::symlink: args_.insert(args_.end(), {"--symlink", e.host, e.guest}); break;
+        case Entry::Kind::tmpfs: args_.insert(args_.end(), {"--tmpfs", e.guest}); break;
+      }
+    }
+  }
+
+  // A deny entry is applied where it is visible; a symlink is skipped because
+  // the policy also carries its resolved form, which is what the kernel sees.
+  struct Target {
+    std::string host;
+    std::string guest;
+    PathInfo::Kind kind;
+  };
+  std::vector<Target> targets(const std::vector<std::string> &paths, bool onlyWhereWritable) const {
+    std::vector<Target> out;
+    for (const auto &raw : paths) {
+      std::string p = normalise(raw);
+      if (p.find_first_of("*?") != std::string::npos) continue;  // a glob: not a mount
+      auto kind = fs_.inspect(p).kind;
+      if (kind == PathInfo::Kind::missing || kind == PathInfo::Kind::symlink) continue;
+      for (const auto &g : guestLocations(p)) {
+        if (onlyWhereWritable && !writableWithin(g)) continue;  // already read-only there
+        out.push_back({p, g, kind});
+      }
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Target &a, const Target &b) {
+      return depth(a.guest) < depth(b.guest);
+    });
+    return out;
+  }
+
+  void writeDenies() {
+    for (const auto &t : targets(policy_.writeDeny, true))
+      args_.insert(args_.end(), {"--ro-bind", t.host, t.guest});
+  }
+
+  void readDenies() {
+    for (const auto &t : targets(policy_.readDeny, false)) {
+      const std::string &mask = t.kind == PathInfo::Kind::directory ? input_.emptyDir : "/dev/null";
+      args_.insert(args_.end(), {"--ro-bind", mask, t.guest});
+    }
+  }
+
+  void helperCommand() {
+    args_.insert(args_.end(),
+                 {"--", kGuestHelper, "--control-fd", std::to_string(input_.controlFd)});
+    for (const auto &b : bridges_)
+      args_.insert(args_.end(),
+                   {"--bridge", b.host + ":" + std::to_string(b.port) + "=" + b.guestSocket});
+  }
+
+  const EffectivePolicy &policy_;
+  const MountPlanInput &input_;
+  const FilesystemView &fs_;
+  std::vector<std::string> writeRoots_, writeDeny_, readDeny_;
+  std::vector<Entry> entries_;
+  std::vector<std::string> args_;
+  std::vector<Bridge> bridges_;
+};
+
+}  // namespace
+
+std::vector<std::string> namespaceArgs(const MountPlanInput &input, bool isolateNetwork) {
+  // --as-pid-1: the helper is init, so nothing inside can signal it away;
+  // --die-with-parent and the helper's watch on the control channel end the
+  // sandbox with the host; --new-session keeps the caller's terminal out of reach.
+  std::vector<std::string> args{"--die-with-parent",   "--new-session", "--as-pid-1",
+                                "--unshare-ipc",       "--unshare-pid", "--unshare-uts",
+                                "--unshare-cgroup-try"};
+  if (isolateNetwork) args.push_back("--unshare-net");
+  if (!input.callerIsRoot) {
+    args.push_back("--unshare-user");
+    if (input.disableNestedUserns) args.push_back("--disable-userns");
+  }
+  // As root without a user namespace bwrap would keep every capability.
+  args.insert(args.end(), {"--cap-drop", "ALL"});
+  return args;
+}
+
+bool isWithin(const std::string &path, const std::string &root) {
+  if (root == "/") return !path.empty() && path[0] == '/';
+  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                          path[root.size()] == '/');
+}
+
+MountPlan planMounts(const EffectivePolicy &policy, const MountPlanInput &input,
+                     const FilesystemView &fs) {
+  return Planner(policy, input, fs).run();
+}
+
+}  // namespace ccsandbox::bwrap

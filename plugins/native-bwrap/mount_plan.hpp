@@ -1,0 +1,83 @@
+// The mount plan: an EffectivePolicy turned into bubblewrap's command line.
+// This is the one place where policy becomes bwrap arguments; it decides
+// nothing the policy did not say and refuses nothing (the core's router does).
+//
+// A pure function of its inputs: what it needs to know about the host's files
+// (is this a directory, a file, a symlink, missing) comes through a
+// FilesystemView, so the tests run it on a made-up tree.
+//
+// Order of the mounts (bwrap applies them in order; a later one wins):
+//   1. fresh /proc, minimal /dev, our helper and the proxy sockets;
+//   2. the visible set — the read-only system set, the private /tmp and the
+//      policy's binds — parents before children, each read-write only when a
+//      write root covers it, plus write roots that lie inside a read-only mount;
+//   3. existing writeDeny paths re-bound read-only over themselves, after
+//      every mount that contains them, so a deny always wins;
+//   4. existing readDeny paths masked, last: a directory by an empty read-only
+//      directory, a file by /dev/null read-only.
+#pragma once
+
+#include "ccsandbox/effective_policy.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ccsandbox::bwrap {
+
+struct PathInfo {
+  enum class Kind { missing, directory, file, symlink };
+  Kind kind = Kind::missing;
+  std::string target;  // a symlink's target, as written
+};
+
+class FilesystemView {
+ public:
+  virtual ~FilesystemView() = default;
+  // What `path` is on the host, without following a final symlink.
+  virtual PathInfo inspect(const std::string &path) const = 0;
+};
+
+// Where our own pieces appear inside the sandbox.
+inline constexpr const char *kGuestRunDir = "/run/ccsandbox";
+inline constexpr const char *kGuestHelper = "/run/ccsandbox/helper";
+
+// One loopback listener the helper opens inside the network namespace.
+struct Bridge {
+  std::string host;         // 127.0.0.1
+  int port = 0;             // the same port the proxy has on the host
+  std::string guestSocket;  // the proxy's Unix socket, bound into the sandbox
+  std::string hostSocket;
+
+  bool operator==(const Bridge &) const = default;
+};
+
+struct MountPlanInput {
+  bool callerIsRoot = false;        // root: no user namespace, every capability dropped
+  bool disableNestedUserns = true;  // bwrap >= 0.8: no user namespace inside the sandbox
+  std::string helperPath;           // the helper on the host, bound read-only
+  // Our libexec directory (the helper's, with ccsandbox-connect beside it),
+  // bound read-only at its own path: the policy's environment names these
+  // tools by host path (GIT_SSH_COMMAND's proxy command).
+  std::string toolsDir;
+  std::string emptyDir;  // an empty directory on the host, the mask for directories
+  int controlFd = -1;    // the helper's end of the control channel
+};
+
+struct MountPlan {
+  std::vector<std::string> args;  // everything after "bwrap"
+  std::vector<Bridge> bridges;
+};
+
+MountPlan planMounts(const EffectivePolicy &policy, const MountPlanInput &input,
+                     const FilesystemView &fs);
+
+// The namespace and privilege options alone (the probe's trial sandbox uses
+// exactly these, so it tests what a launch will ask for).
+// `isolateNetwork` false only for a policy whose network is open (the fixed
+// terminal profile): then the host's network namespace is shared.
+std::vector<std::string> namespaceArgs(const MountPlanInput &input, bool isolateNetwork = true);
+
+// True when `path` is `root` or lies beneath it (both absolute, normalised).
+bool isWithin(const std::string &path, const std::string &root);
+
+}  // namespace ccsandbox::bwrap

@@ -1,0 +1,112 @@
+// Plugin discovery: good plugins load; every bad file is skipped with one log
+// line naming it and the reason, and the rest keeps working.
+#define BOOST_TEST_MODULE discovery
+#include <boost/test/unit_test.hpp>
+
+#include "ccsandbox/runtime.hpp"
+#include "support/log_capture.hpp"
+#include "support/temp_tree.hpp"
+
+#include <filesystem>
+
+using namespace ccsandbox;
+
+namespace {
+
+const std::string kFixtures = CCSANDBOX_FIXTURE_DIR;
+const std::string kNoneOnly = kFixtures + "/none-only";
+
+RuntimeOptions only(std::vector<std::string> dirs) {
+  RuntimeOptions o;
+  o.pluginPath = std::move(dirs);
+  o.searchInstallDir = false;
+  o.sandbox = SandboxSwitch::on;
+  return o;
+}
+
+std::vector<std::string> names(const Runtime &rt) {
+  std::vector<std::string> out;
+  for (const auto &p : rt.plugins()) out.push_back(p.name);
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(good_plugin_is_loaded_and_probed_once) {
+  test::LogCapture log;
+  Runtime rt(only({kNoneOnly}));
+  BOOST_REQUIRE_EQUAL(rt.plugins().size(), 1u);
+  const PluginInfo &none = rt.plugins()[0];
+  BOOST_CHECK_EQUAL(none.name, "none");
+  BOOST_CHECK(none.backend == SandboxBackend::none);
+  BOOST_CHECK(none.probe.available);
+  BOOST_CHECK_EQUAL(none.abiMajor, 1u);
+  BOOST_CHECK(std::filesystem::path(none.file).filename() == "libccsandbox-none.so");
+  BOOST_CHECK_EQUAL(log.count({"not loaded"}), 0u);
+}
+
+BOOST_AUTO_TEST_CASE(bad_files_are_skipped_with_one_line_each) {
+  test::TempTree tree;
+  tree.file("plugins/garbage.so", "this is not an ELF file\n");
+  test::LogCapture log;
+  Runtime rt(only({kFixtures + "/bad", tree.path() + "/plugins", tree.path() + "/missing",
+                   kNoneOnly}));
+
+  // The survivors: the first of two plugins named fixture-dup, and none.
+  BOOST_CHECK((names(rt) == std::vector<std::string>{"fixture-dup", "none"}));
+  BOOST_CHECK_EQUAL(rt.plugins()[0].probe.note, "first");
+
+  const std::string bad = kFixtures + "/bad/";
+  BOOST_CHECK_EQUAL(log.count({"plugin " + bad + "libfixture-abi99.so: not loaded: plugin ABI 99.",
+                               "core ABI 1.", "major versions differ"}),
+                    1u);
+  BOOST_CHECK_EQUAL(log.count({"plugin " + bad + "libnot-a-plugin.so: not loaded: no "
+                               "ccsandbox_backend_v1 symbol"}),
+                    1u);
+  BOOST_CHECK_EQUAL(log.count({"plugin " + bad + "libfixture-dup-b.so: not loaded: plugin name "
+                               "\"fixture-dup\" is already provided by " + bad +
+                               "libfixture-dup-a.so"}),
+                    1u);
+  BOOST_CHECK_EQUAL(log.count({"plugin " + tree.path() + "/plugins/garbage.so: not loaded:"}), 1u);
+  BOOST_CHECK_EQUAL(log.count({"plugin directory " + tree.path() + "/missing: skipped"}), 1u);
+
+  // And the rest keeps working: a command runs through the none plugin.
+  std::string out;
+  LaunchOptions launch;
+  launch.backend = RequestedBackend::none;
+  launch.onEvent = [&](const SandboxEvent &e) {
+    if (e.type == SandboxEventType::stdoutData) out += e.data;
+  };
+  auto session = rt.launch(std::move(launch));
+  auto process = session->exec({.argv = {"sh", "-c", "echo still working"}});
+  BOOST_CHECK_EQUAL(process->wait(), 0);
+  session->destroy();
+  BOOST_CHECK_EQUAL(out, "still working\n");
+}
+
+BOOST_AUTO_TEST_CASE(the_same_directory_twice_is_searched_once) {
+  test::LogCapture log;
+  Runtime rt(only({kNoneOnly, std::string(kNoneOnly) + "/."}));
+  BOOST_CHECK_EQUAL(rt.plugins().size(), 1u);
+  BOOST_CHECK_EQUAL(log.count({"already provided"}), 0u);
+}
+
+BOOST_AUTO_TEST_CASE(plugin_path_comes_from_the_environment) {
+  ::setenv("CCSANDBOX_PLUGIN_PATH", (kFixtures + "/native-off::" + kNoneOnly).c_str(), 1);
+  RuntimeOptions o;
+  o.searchInstallDir = false;
+  o.sandbox = SandboxSwitch::on;
+  Runtime rt(o);
+  ::unsetenv("CCSANDBOX_PLUGIN_PATH");
+  BOOST_CHECK((names(rt) == std::vector<std::string>{"fixture-native", "none"}));
+  BOOST_CHECK(!rt.plugins()[0].probe.available);
+  BOOST_CHECK(rt.plugins()[0].probe.requiresInstall);
+}
+
+BOOST_AUTO_TEST_CASE(no_plugin_at_all_is_not_fatal) {
+  test::TempTree tree;
+  Runtime rt(only({tree.path()}));
+  BOOST_CHECK(rt.plugins().empty());
+  BOOST_CHECK(rt.startupLine().starts_with("no OS-native agent sandbox on this host"));
+  BOOST_CHECK_THROW(rt.launch({}), LaunchRefused);
+}

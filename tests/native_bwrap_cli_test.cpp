@@ -1,0 +1,165 @@
+// The native backend as a user meets it: `ccsandbox probe`, `ccsandbox run`
+// routed to native by default, the refusal of the standard policy, violation
+// events, `--backend none`, and no sandbox process outliving a killed
+// `ccsandbox`. Runs as root and again unprivileged.
+#define BOOST_TEST_MODULE native_bwrap_cli
+#include <boost/test/unit_test.hpp>
+
+#include "support/child_process.hpp"
+#include "support/temp_tree.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+#include <set>
+#include <thread>
+
+using namespace ccsandbox::test;
+
+namespace {
+
+const std::string kCli = CCSANDBOX_CLI;
+
+ChildResult cli(std::vector<std::string> args, const std::string &cwd = "") {
+  args.insert(args.begin(), kCli);
+  ChildOptions o;
+  o.cwd = cwd;
+  o.unsetEnv = {"CC_SERVER_SANDBOX", "CCSANDBOX_PLUGIN_PATH"};
+  return runChild(args, o);
+}
+
+// Host pids whose command line contains `needle`.
+std::set<pid_t> pidsWithCmdline(const std::string &needle) {
+  std::set<pid_t> out;
+  DIR *d = ::opendir("/proc");
+  while (dirent *e = ::readdir(d)) {
+    pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0) continue;
+    std::ifstream in("/proc/" + std::string(e->d_name) + "/cmdline", std::ios::binary);
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmd.find(needle) != std::string::npos) out.insert(pid);
+  }
+  ::closedir(d);
+  return out;
+}
+
+pid_t parentOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  char state;
+  int ppid = -1;
+  std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid);
+  return ppid;
+}
+
+// Alive: exists and is not a zombie.
+bool alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(probe_reports_native_available_with_its_note) {
+  auto r = cli({"probe"});
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(r.out.find("native-bwrap") != std::string::npos);
+  BOOST_TEST(r.out.find("agent sandbox ON bubblewrap — namespace isolation, no kernel boundary") !=
+                 std::string::npos,
+             r.out);
+}
+
+BOOST_AUTO_TEST_CASE(run_routes_to_native_and_refuses_the_standard_policy) {
+  TempTree tree;
+  auto refused = cli({"run", "--", "true"}, tree.path());
+  BOOST_TEST(refused.status == 125);
+  BOOST_TEST(refused.err.find("cannot forbid new files matching") != std::string::npos,
+             refused.err);
+  auto weaker = cli({"run", "--no-filename-rules", "--", "cat", "/proc/1/cmdline"}, tree.path());
+  BOOST_TEST(weaker.status == 0, weaker.err);
+  BOOST_TEST(weaker.out.find("/run/ccsandbox/helper") != std::string::npos);  // inside a sandbox
+  auto none = cli({"run", "--backend", "none", "--", "sh", "-c", "echo host; exit 3"}, tree.path());
+  BOOST_TEST(none.status == 3);
+  BOOST_TEST(none.out == "host\n");
+}
+
+BOOST_AUTO_TEST_CASE(denials_on_stderr_become_violation_events_and_pass_through) {
+  TempTree tree;
+  auto r = cli({"run", "--no-filename-rules", "--events", "-", "--", "touch", "/usr/ccsandbox-x"},
+               tree.path());
+  BOOST_TEST(r.status != 0);
+  BOOST_TEST(r.out.find(R"("type":"violation")") != std::string::npos, r.out);
+  BOOST_TEST(r.out.find(R"("target":"/usr/ccsandbox-x")") != std::string::npos, r.out);
+  BOOST_TEST(r.out.find(R"("action":"file-write*")") != std::string::npos, r.out);
+  // Without --events the stream reaches stderr unchanged.
+  auto plain = cli({"run", "--no-filename-rules", "--", "touch", "/usr/ccsandbox-x"}, tree.path());
+  BOOST_TEST(plain.err.find("touch: cannot touch '/usr/ccsandbox-x': Read-only file system\n") !=
+                 std::string::npos,
+             plain.err);
+}
+
+BOOST_AUTO_TEST_CASE(kill_9_of_ccsandbox_leaves_no_sandbox_process) {
+  TempTree tree;
+  // Orphans come to us, so what is left can be told apart from a zombie.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  std::mt19937 rng{std::random_device{}()};
+  std::string token = "1000." + std::to_string(100000 + rng() % 800000);
+  pid_t cli = ::fork();
+  if (cli == 0) {
+    ::chdir(tree.path().c_str());
+    int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, 0);
+    ::dup2(devnull, 1);
+    ::execl(kCli.c_str(), kCli.c_str(), "run", "--no-filename-rules", "--", "sh", "-c",
+            ("sleep " + token + " & sleep " + token + "; wait").c_str(), (char *)nullptr);
+    ::_exit(127);
+  }
+  // Whatever happens below, the child does not outlive the test.
+  struct Reap {
+    pid_t pid;
+    bool done = false;
+    ~Reap() {
+      if (done) return;
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reapCli{cli};
+  // Wait (bounded) for both sleeps to be running inside the sandbox.
+  std::set<pid_t> sleeps;
+  for (int i = 0; i < 1000 && sleeps.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    sleeps = pidsWithCmdline(std::string("sleep\0", 6) + token);
+  }
+  BOOST_REQUIRE_EQUAL(sleeps.size(), 2u);
+  // Everything between the sleeps and ccsandbox: the shell, the helper, bwrap.
+  std::set<pid_t> sandbox = sleeps;
+  for (pid_t p : sleeps)
+    for (pid_t a = parentOf(p); a > 1 && a != cli; a = parentOf(a)) sandbox.insert(a);
+  BOOST_TEST(sandbox.size() >= 5u);  // 2 sleeps, sh, helper, bwrap
+
+  ::kill(cli, SIGKILL);
+  int status;
+  ::waitpid(cli, &status, 0);
+  reapCli.done = true;
+  std::set<pid_t> left = sandbox;
+  for (int i = 0; i < 500 && !left.empty(); ++i) {
+    for (auto it = left.begin(); it != left.end();)
+      it = alive(*it) ? std::next(it) : left.erase(it);
+    while (::waitpid(-1, &status, WNOHANG) > 0) {
+    }
+    if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  BOOST_TEST(left.empty(), left.size() << " sandbox process(es) outlived ccsandbox");
+  BOOST_TEST(pidsWithCmdline(std::string("sleep\0", 6) + token).empty());
+  for (pid_t p : left) ::kill(p, SIGKILL);
+}

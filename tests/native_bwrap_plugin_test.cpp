@@ -1,0 +1,373 @@
+// The native-bwrap plugin driven directly through the ABI with hand-written
+// policies: the loopback bridge to a proxy socket, signals, destroy, the
+// probe's answers, launch errors, fd hygiene. Runs as root and unprivileged.
+#define BOOST_TEST_MODULE native_bwrap_plugin
+#include <boost/test/unit_test.hpp>
+
+#include "plugin_loader.hpp"
+#include "support/temp_tree.hpp"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <thread>
+
+using namespace ccsandbox;
+using namespace ccsandbox::test;
+
+namespace {
+
+struct Sink final : PluginEventSink {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<SandboxEvent> events;
+  void onPluginEvent(const std::string &, std::string_view json) override {
+    auto e = decodeSandboxEvent(json::parse(json, "event"));
+    std::lock_guard lock(mutex);
+    events.push_back(std::move(e));
+    cv.notify_all();
+  }
+  std::optional<SandboxEvent> exitOf(const std::string &execId, std::chrono::seconds limit) {
+    std::unique_lock lock(mutex);
+    std::optional<SandboxEvent> found;
+    cv.wait_for(lock, limit, [&] {
+      for (auto &e : events)
+        if (e.type == SandboxEventType::exit && e.execId == execId) found = e;
+      return found.has_value();
+    });
+    return found;
+  }
+};
+
+struct Pipe {
+  int fds[2];
+  Pipe() { BOOST_REQUIRE(::pipe2(fds, O_CLOEXEC) == 0); }
+  ~Pipe() {
+    for (int fd : fds)
+      if (fd >= 0) ::close(fd);
+  }
+  void closeWrite() {
+    ::close(fds[1]);
+    fds[1] = -1;
+  }
+  std::string readAll() {
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+    return out;
+  }
+};
+
+struct Loaded {
+  Sink sink;
+  Discovery discovery;
+  LoadedPlugin *plugin = nullptr;
+  ProbeResult probe;
+
+  explicit Loaded(boost::json::object settings = {}) {
+    discovery = discoverPlugins({CCSANDBOX_PLUGIN_DIR},
+                                boost::json::object{{"native-bwrap", std::move(settings)}}, sink);
+    for (auto &p : discovery.plugins)
+      if (p->info().name == "native-bwrap") plugin = p.get();
+    BOOST_REQUIRE(plugin);
+    probe = plugin->probe();
+  }
+};
+
+EffectivePolicy minimalPolicy(const std::string &work) {
+  EffectivePolicy p;
+  p.launchKind = "agent-bash";
+  p.mode = "chat";
+  p.home = work;
+  p.visible.systemReadOnly = {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc"};
+  p.visible.binds = {{work, work, false}};
+  p.writeRoots = {work};
+  return p;
+}
+
+struct Result {
+  SandboxEvent exit;
+  std::string out, err;
+};
+
+// Runs argv in the session and waits for its exit event and its output.
+Result runIn(Loaded &l, const std::string &session, const std::string &execId,
+             std::vector<std::string> argv, std::map<std::string, std::string> env = {}) {
+  Pipe out, err;
+  int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ExecRequest r;
+  r.sessionId = session;
+  r.execId = execId;
+  r.argv = std::move(argv);
+  r.env = env.empty() ? std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"}} : env;
+  r.cwd = "/";
+  r.stdio = {in, out.fds[1], err.fds[1]};
+  l.plugin->exec(r);
+  ::close(in);
+  out.closeWrite();
+  err.closeWrite();
+  Result res;
+  res.out = out.readAll();
+  res.err = err.readAll();
+  auto exit = l.sink.exitOf(execId, std::chrono::seconds(30));
+  BOOST_REQUIRE(exit);
+  res.exit = *exit;
+  return res;
+}
+
+LaunchRequest request(const std::string &id, const EffectivePolicy &policy, const TempTree &tree) {
+  LaunchRequest r;
+  r.sessionId = id;
+  r.policy = policy;
+  r.runtimeDir = tree.dir("runtime-" + id);
+  return r;
+}
+
+// A stand-in for the core's HTTP proxy on a Unix socket: answers every request
+// with what it was asked, so the test sees the request crossed the bridge.
+class UnixHttpStub {
+ public:
+  explicit UnixHttpStub(std::string path) : path_(std::move(path)) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
+    BOOST_REQUIRE(::bind(fd_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0);
+    ::chmod(path_.c_str(), 0777);  // the unprivileged run connects too
+    BOOST_REQUIRE(::listen(fd_, 8) == 0);
+    thread_ = std::thread([this] {
+      for (;;) {
+        int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0) return;
+        std::string req;
+        char buf[1024];
+        while (req.find("\r\n\r\n") == std::string::npos) {
+          ssize_t n = ::read(c, buf, sizeof buf);
+          if (n <= 0) break;
+          req.append(buf, static_cast<std::size_t>(n));
+        }
+        std::string line = req.substr(0, req.find("\r\n"));
+        std::string body = "proxied: " + line + "\n";
+        std::string resp = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                           "\r\nConnection: close\r\n\r\n" + body;
+        [[maybe_unused]] auto w = ::write(c, resp.data(), resp.size());
+        ::close(c);
+      }
+    });
+  }
+  ~UnixHttpStub() {
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::thread thread_;
+};
+
+int freePort() {
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(s, reinterpret_cast<sockaddr *>(&a), &len);
+  ::close(s);
+  return ntohs(a.sin_port);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(probe_reports_available_with_the_seed_s_note_and_capabilities) {
+  Loaded l;
+  BOOST_TEST(l.probe.available, l.probe.hint);
+  BOOST_TEST(l.probe.note == "bubblewrap — namespace isolation, no kernel boundary");
+  for (const char *cap : {"readDeny", "writeRoots", "writeDeny", "networkProxy"})
+    BOOST_TEST(l.probe.has(cap), cap);
+  // No creation-time filename rules yet: the router refuses globbed policies.
+  BOOST_TEST(!l.probe.has(capability::kFilenameRules));
+}
+
+BOOST_AUTO_TEST_CASE(missing_bwrap_requires_install_and_names_the_package) {
+  Loaded l(boost::json::object{{"bwrapPath", "/nonexistent/bwrap"}});
+  BOOST_TEST(!l.probe.available);
+  BOOST_TEST(l.probe.requiresInstall);
+  BOOST_TEST(l.probe.hint.find("bubblewrap") != std::string::npos);
+
+  std::string path = std::getenv("PATH");
+  ::setenv("PATH", "/nonexistent", 1);
+  Loaded noPath;
+  ::setenv("PATH", path.c_str(), 1);
+  BOOST_TEST(!noPath.probe.available);
+  BOOST_TEST(noPath.probe.requiresInstall);
+  BOOST_TEST(noPath.probe.hint.find("install the bubblewrap package") != std::string::npos);
+  BOOST_TEST(noPath.probe.hint.find("socat") == std::string::npos);  // not needed by us
+}
+
+BOOST_AUTO_TEST_CASE(a_kernel_without_user_namespaces_is_said_so) {
+  // A stand-in bwrap that fails the way bubblewrap does where the kernel
+  // refuses unprivileged user namespaces.
+  TempTree tree;
+  std::string fake = tree.file("bwrap",
+                               "#!/bin/sh\n"
+                               "echo 'bwrap: setting up uid map: Permission denied' >&2\n"
+                               "exit 1\n");
+  ::chmod(fake.c_str(), 0755);
+  ::chmod(tree.path().c_str(), 0755);
+  Loaded l(boost::json::object{{"bwrapPath", fake}});
+  BOOST_TEST(!l.probe.available);
+  BOOST_TEST(!l.probe.requiresInstall);  // installed; the kernel is the problem
+  BOOST_TEST(l.probe.hint.find("setting up uid map: Permission denied") != std::string::npos,
+             l.probe.hint);
+  if (::geteuid() != 0)
+    BOOST_TEST(
+        l.probe.hint.find("the kernel forbids unprivileged user namespaces") != std::string::npos,
+        l.probe.hint);
+  else  // root needs no user namespace: the failure is reported as what it is
+    BOOST_TEST(l.probe.hint.find("a trial sandbox did not start") != std::string::npos,
+               l.probe.hint);
+}
+
+BOOST_AUTO_TEST_CASE(missing_helper_is_unavailable_with_a_hint) {
+  Loaded l(boost::json::object{{"helperPath", "/nonexistent/helper"}});
+  BOOST_TEST(!l.probe.available);
+  BOOST_TEST(l.probe.hint.find("helper") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(bridge_relays_loopback_to_the_proxy_socket) {
+  TempTree tree;
+  std::string work = tree.dir("work");
+  std::string socket = tree.path() + "/http.sock";
+  UnixHttpStub stub(socket);
+  int port = freePort();
+  auto policy = minimalPolicy(work);
+  policy.network.httpProxy = ProxyEndpoint{"127.0.0.1", port, socket};
+  policy.env["HTTP_PROXY"] = "http://127.0.0.1:" + std::to_string(port);
+  policy.env["http_proxy"] = policy.env["HTTP_PROXY"];
+  Loaded l;
+  l.plugin->launch(request("bridge", policy, tree));
+  // The caller's own proxy variable loses to the policy's.
+  auto r = runIn(l, "bridge", "e1", {"curl", "-sS", "--max-time", "10", "http://allowed.test/x"},
+                 {{"PATH", "/usr/bin:/bin"}, {"http_proxy", "http://10.0.0.1:1"}});
+  BOOST_TEST(r.exit.exitCode.value_or(-1) == 0, r.err);
+  BOOST_TEST(r.out == "proxied: GET http://allowed.test/x HTTP/1.1\n");
+  // The bridge's sockets stay the helper's: the command has only its stdio.
+  auto fds = runIn(l, "bridge", "e3", {"/bin/sh", "-c", "ls /proc/self/fd | tr '\\n' ' '"});
+  BOOST_TEST(fds.out == "0 1 2 3 ");
+  // Nothing else leaves: the same request without the proxy has nowhere to go.
+  auto direct = runIn(l, "bridge", "e2",
+                      {"curl", "-sS", "--noproxy", "*", "--max-time", "5", "http://127.0.0.1:9/"});
+  BOOST_TEST(direct.exit.exitCode.value_or(0) != 0);
+  l.plugin->destroy("bridge");
+}
+
+BOOST_AUTO_TEST_CASE(signal_reaches_the_command_s_process_group) {
+  TempTree tree;
+  Loaded l;
+  l.plugin->launch(request("sig", minimalPolicy(tree.dir("work")), tree));
+  Pipe out, err;
+  int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ExecRequest r;
+  r.sessionId = "sig";
+  r.execId = "e1";
+  r.argv = {"/bin/sh", "-c", "sleep 60 & echo started; wait"};
+  r.env = {{"PATH", "/usr/bin:/bin"}};
+  r.cwd = "/";
+  r.stdio = {in, out.fds[1], err.fds[1]};
+  l.plugin->exec(r);
+  ::close(in);
+  out.closeWrite();
+  err.closeWrite();
+  char buf[16];
+  BOOST_REQUIRE(::read(out.fds[0], buf, 8) == 8);  // "started\n": the group is up
+  l.plugin->signal({"sig", "e1", SIGTERM});
+  auto exit = l.sink.exitOf("e1", std::chrono::seconds(30));
+  BOOST_REQUIRE(exit);
+  BOOST_TEST(exit->signal.value_or(0) == int(SIGTERM));
+  // The background sleep held stdout too: EOF means it is gone as well.
+  BOOST_TEST(out.readAll().empty());
+  l.plugin->destroy("sig");
+}
+
+BOOST_AUTO_TEST_CASE(destroy_ends_every_process_and_reports_running_commands) {
+  TempTree tree;
+  Loaded l;
+  auto details = l.plugin->launch(request("gone", minimalPolicy(tree.dir("work")), tree));
+  pid_t bwrap = static_cast<pid_t>(details.at("bwrapPid").as_int64());
+  BOOST_TEST(::kill(bwrap, 0) == 0);
+  Pipe out, err;
+  int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ExecRequest r;
+  r.sessionId = "gone";
+  r.execId = "e1";
+  r.argv = {"sleep", "60"};
+  r.env = {{"PATH", "/usr/bin:/bin"}};
+  r.cwd = "/";
+  r.stdio = {in, out.fds[1], err.fds[1]};
+  l.plugin->exec(r);
+  ::close(in);
+  out.closeWrite();
+  err.closeWrite();
+  l.plugin->destroy("gone");
+  auto exit = l.sink.exitOf("e1", std::chrono::seconds(10));
+  BOOST_REQUIRE(exit);
+  BOOST_TEST(exit->signal.value_or(0) == SIGKILL);
+  BOOST_TEST(out.readAll().empty());                      // EOF: sleep is gone
+  BOOST_TEST((::kill(bwrap, 0) != 0 && errno == ESRCH));  // reaped, not a zombie
+  l.plugin->destroy("gone");                              // idempotent
+}
+
+BOOST_AUTO_TEST_CASE(launch_failure_carries_bubblewrap_s_message) {
+  TempTree tree;
+  auto policy = minimalPolicy(tree.dir("work"));
+  policy.visible.binds.push_back({tree.path() + "/does-not-exist", "/x", false});
+  Loaded l;
+  try {
+    l.plugin->launch(request("bad", policy, tree));
+    BOOST_FAIL("launch should have failed");
+  } catch (const std::exception &e) {
+    std::string m = e.what();
+    BOOST_TEST(m.find("bubblewrap could not start the sandbox") != std::string::npos, m);
+    BOOST_TEST(m.find("does-not-exist") != std::string::npos, m);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(no_host_fd_crosses_into_the_sandbox) {
+  TempTree tree;
+  std::string secret = tree.file("secret", "s3cret\n");
+  int leaked = ::open(secret.c_str(), O_RDONLY);  // no O_CLOEXEC, on purpose
+  BOOST_REQUIRE(leaked >= 0);
+  Loaded l;
+  l.plugin->launch(request("fds", minimalPolicy(tree.dir("work")), tree));
+  auto r = runIn(l, "fds", "e1", {"/bin/sh", "-c", "ls /proc/self/fd | tr '\\n' ' '"});
+  ::close(leaked);
+  // 0, 1, 2 and the one ls opened to list the directory.
+  BOOST_TEST(r.out == "0 1 2 3 ");
+  l.plugin->destroy("fds");
+}
+
+BOOST_AUTO_TEST_CASE(environment_is_the_caller_s_plus_the_policy_s_and_nothing_of_bwrap_s) {
+  TempTree tree;
+  auto policy = minimalPolicy(tree.dir("work"));
+  policy.env["FROM_POLICY"] = "p";
+  Loaded l;
+  l.plugin->launch(request("env", policy, tree));
+  auto r =
+      runIn(l, "env", "e1", {"/usr/bin/env"}, {{"PATH", "/usr/bin:/bin"}, {"FROM_CALLER", "c"}});
+  BOOST_TEST(r.out.find("FROM_POLICY=p\n") != std::string::npos);
+  BOOST_TEST(r.out.find("FROM_CALLER=c\n") != std::string::npos);
+  std::size_t lines = static_cast<std::size_t>(std::count(r.out.begin(), r.out.end(), '\n'));
+  BOOST_TEST(lines == 3u, r.out);  // PATH, FROM_CALLER, FROM_POLICY
+  l.plugin->destroy("env");
+}

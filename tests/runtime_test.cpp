@@ -1,0 +1,240 @@
+// The Runtime end to end over real plugins: the start-up line, routing, the
+// session state machine and its events, the environment per launch kind.
+#define BOOST_TEST_MODULE runtime
+#include <boost/test/unit_test.hpp>
+
+#include "ccsandbox/runtime.hpp"
+#include "support/log_capture.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+
+using namespace ccsandbox;
+
+namespace {
+
+const std::string kFixtures = CCSANDBOX_FIXTURE_DIR;
+const std::string kNoneOnly = kFixtures + "/none-only";
+
+RuntimeOptions options(std::vector<std::string> dirs, SandboxSwitch sw = SandboxSwitch::on) {
+  RuntimeOptions o;
+  o.pluginPath = std::move(dirs);
+  o.searchInstallDir = false;
+  o.sandbox = sw;
+  o.killGrace = std::chrono::milliseconds(300);
+  return o;
+}
+
+struct Recorder {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<SandboxEvent> events;
+  EventCallback callback() {
+    return [this](const SandboxEvent &e) {
+      std::lock_guard lock(mutex);
+      events.push_back(e);
+      changed.notify_all();
+    };
+  }
+  // Blocks until the command has written `text` to stdout (it is then past its set-up).
+  bool waitForStdout(const std::string &text) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, std::chrono::seconds(30), [&] {
+      std::string out;
+      for (auto &e : events)
+        if (e.type == SandboxEventType::stdoutData) out += e.data;
+      return out.find(text) != std::string::npos;
+    });
+  }
+  std::vector<std::string> types() {
+    std::lock_guard lock(mutex);
+    std::vector<std::string> out;
+    for (auto &e : events) out.emplace_back(toString(e.type));
+    return out;
+  }
+  std::string stream(SandboxEventType type) {
+    std::lock_guard lock(mutex);
+    std::string out;
+    for (auto &e : events)
+      if (e.type == type) out += e.data;
+    return out;
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(exactly_one_startup_line_per_case) {
+  struct Case {
+    std::vector<std::string> dirs;
+    SandboxSwitch sw;
+    std::string line;
+  };
+  for (const auto &c : std::vector<Case>{
+           {{kFixtures + "/native-ok", kNoneOnly}, SandboxSwitch::on,
+            "agent sandbox ON fixture — namespace isolation, no kernel boundary"},
+           {{kFixtures + "/native-off", kNoneOnly}, SandboxSwitch::on,
+            "no OS-native agent sandbox on this host install fixture-tools: sudo apt-get install "
+            "fixture-tools"},
+           {{kFixtures + "/native-ok", kNoneOnly}, SandboxSwitch::off,
+            "agent sandbox DISABLED by --sandbox off"}}) {
+    test::LogCapture log;
+    Runtime rt(options(c.dirs, c.sw));
+    BOOST_CHECK_EQUAL(rt.startupLine(), c.line);
+    BOOST_CHECK_EQUAL(log.count({c.line}), 1u);
+    std::size_t startupLines = log.count({"agent sandbox"});
+    BOOST_CHECK_EQUAL(startupLines, 1u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(sandbox_switch_from_environment) {
+  ::setenv("CC_SERVER_SANDBOX", "off", 1);
+  {
+    RuntimeOptions o = options({kNoneOnly});
+    o.sandbox.reset();
+    Runtime rt(o);
+    BOOST_CHECK(rt.sandboxSwitch() == SandboxSwitch::off);
+  }
+  ::setenv("CC_SERVER_SANDBOX", "maybe", 1);
+  try {
+    RuntimeOptions o = options({kNoneOnly});
+    o.sandbox.reset();
+    Runtime rt(o);
+    BOOST_FAIL("accepted CC_SERVER_SANDBOX=maybe");
+  } catch (const UsageError &e) {
+    BOOST_CHECK_EQUAL(std::string(e.what()),
+                      "CC_SERVER_SANDBOX: invalid value \"maybe\" (accepted: on, off)");
+  }
+  ::unsetenv("CC_SERVER_SANDBOX");
+  BOOST_CHECK_THROW(parseSandboxSwitch("ON", "--sandbox"), UsageError);
+  BOOST_CHECK_THROW(parseRequestedBackend("docker"), UsageError);
+}
+
+BOOST_AUTO_TEST_CASE(auto_routes_to_native_when_available_and_reports_the_badge) {
+  Runtime rt(options({kFixtures + "/native-ok", kNoneOnly}));
+  Recorder rec;
+  LaunchOptions launch;
+  launch.onEvent = rec.callback();
+  auto session = rt.launch(std::move(launch));
+  SandboxHandle h = session->handle();
+  BOOST_CHECK(h.backend == SandboxBackend::native);
+  BOOST_CHECK(h.state == SandboxState::warm);
+  BOOST_CHECK_EQUAL(h.details.at("plugin").as_string(), "fixture-native");
+  BOOST_CHECK_EQUAL(h.details.at("fixture").as_string(), "fixture-native");  // the plugin's details
+  session->destroy();
+  BOOST_CHECK(session->handle().state == SandboxState::destroyed);
+  BOOST_CHECK((rec.types() == std::vector<std::string>{"starting", "ready"}));
+  for (auto &e : rec.events) BOOST_CHECK(e.backend == SandboxBackend::native);
+
+  Runtime off(options({kFixtures + "/native-ok", kNoneOnly}, SandboxSwitch::off));
+  auto plain = off.launch({});
+  BOOST_CHECK(plain->handle().backend == SandboxBackend::none);
+  plain->destroy();
+}
+
+BOOST_AUTO_TEST_CASE(terminal_default_microvm_falls_back_to_native_with_a_log_line) {
+  test::LogCapture log;
+  RuntimeOptions o = options({kFixtures + "/native-ok", kNoneOnly});
+  o.terminalDefaultBackend = SandboxBackend::microvm;
+  Runtime rt(o);
+  LaunchOptions launch;
+  launch.kind = LaunchKind::terminal;
+  auto session = rt.launch(std::move(launch));
+  BOOST_CHECK(session->handle().backend == SandboxBackend::native);
+  BOOST_CHECK_EQUAL(log.count({"terminal: default backend microvm unavailable", "falling back to native"}), 1u);
+  session->destroy();
+  LaunchOptions vm;
+  vm.kind = LaunchKind::terminal;
+  vm.backend = RequestedBackend::microvm;
+  BOOST_CHECK_THROW(rt.launch(std::move(vm)), LaunchRefused);
+}
+
+BOOST_AUTO_TEST_CASE(states_follow_the_command) {
+  Runtime rt(options({kNoneOnly}));
+  Recorder rec;
+  LaunchOptions launch;
+  launch.onEvent = rec.callback();
+  auto session = rt.launch(std::move(launch));
+  BOOST_CHECK(session->handle().state == SandboxState::warm);
+  // The command waits on a pipe we hold, so "active" is observed for certain.
+  int in[2];
+  BOOST_REQUIRE_EQUAL(::pipe(in), 0);
+  auto p = session->exec({.argv = {"sh", "-c", "read line; echo \"$line\""}, .stdinFd = in[0]});
+  ::close(in[0]);
+  BOOST_CHECK(session->handle().state == SandboxState::active);
+  BOOST_REQUIRE_EQUAL(::write(in[1], "first\n", 6), 6);
+  ::close(in[1]);
+  BOOST_CHECK_EQUAL(p->wait(), 0);
+  BOOST_CHECK(session->handle().state == SandboxState::warm);
+  auto q = session->exec({.argv = {"sh", "-c", "echo two; echo err >&2; exit 7"}});
+  BOOST_CHECK_EQUAL(q->wait(), 7);
+  BOOST_CHECK_EQUAL(*q->exitCode(), 7);
+  session->destroy();
+  BOOST_CHECK(session->handle().state == SandboxState::destroyed);
+  BOOST_CHECK_THROW(session->exec({.argv = {"true"}}), UsageError);
+  BOOST_CHECK_EQUAL(rec.stream(SandboxEventType::stdoutData), "first\ntwo\n");
+  BOOST_CHECK_EQUAL(rec.stream(SandboxEventType::stderrData), "err\n");
+  // exit is the last event of its command.
+  auto types = rec.types();
+  BOOST_CHECK_EQUAL(types.back(), "exit");
+}
+
+BOOST_AUTO_TEST_CASE(kill_ends_the_process_group_and_says_why) {
+  Runtime rt(options({kNoneOnly}));
+  Recorder rec;
+  LaunchOptions launch;
+  launch.onEvent = rec.callback();
+  auto session = rt.launch(std::move(launch));
+  auto p = session->exec(
+      {.argv = {"sh", "-c", "trap '' TERM; sleep 30 & echo armed; sleep 30; wait"}});
+  BOOST_REQUIRE(rec.waitForStdout("armed"));
+  p->kill();
+  BOOST_CHECK_EQUAL(p->wait(), 128 + SIGKILL);
+  bool killedManual = false;
+  for (auto &e : rec.events)
+    if (e.type == SandboxEventType::killed) killedManual = e.reason == KillReason::manual;
+  BOOST_CHECK(killedManual);
+  auto t = session->exec({.argv = {"sleep", "30"}, .timeout = std::chrono::milliseconds(200)});
+  BOOST_CHECK_EQUAL(t->wait(), 128 + SIGTERM);
+  session->destroy();
+}
+
+BOOST_AUTO_TEST_CASE(destroy_ends_running_commands_with_an_exit) {
+  Runtime rt(options({kNoneOnly}));
+  auto session = rt.launch({});
+  auto p = session->exec({.argv = {"sleep", "30"}});
+  session->destroy();
+  BOOST_CHECK_EQUAL(p->wait(), 128 + SIGKILL);
+}
+
+BOOST_AUTO_TEST_CASE(environment_per_launch_kind) {
+  RuntimeOptions o = options({kNoneOnly});
+  o.hostEnv = std::map<std::string, std::string>{
+      {"PATH", "/usr/bin:/bin"}, {"NODE_OPTIONS", "--inspect"}, {"LD_PRELOAD", "/nonexistent.so"},
+      {"KEEP", "1"}};
+  Runtime rt(o);
+  auto envOf = [&](LaunchKind kind) {
+    Recorder rec;
+    LaunchOptions launch;
+    launch.kind = kind;
+    launch.backend = RequestedBackend::none;
+    launch.onEvent = rec.callback();
+    auto s = rt.launch(std::move(launch));
+    // The command sees exactly the environment: print the names it has.
+    s->exec({.argv = {"/usr/bin/env"}, .env = {{"BASH_ENV", "/tmp/x"}}})->wait();
+    s->destroy();
+    return rec.stream(SandboxEventType::stdoutData);
+  };
+  for (auto kind : {LaunchKind::agentBash, LaunchKind::acp}) {
+    std::string env = envOf(kind);
+    BOOST_CHECK(env.find("KEEP=1") != std::string::npos);
+    BOOST_CHECK(env.find("NODE_OPTIONS") == std::string::npos);
+    BOOST_CHECK(env.find("LD_PRELOAD") == std::string::npos);
+    BOOST_CHECK(env.find("BASH_ENV") == std::string::npos);  // the caller's overlay is sanitised too
+  }
+  // Claude Code through the no-sandbox path inherits the host environment.
+  std::string cc = envOf(LaunchKind::claudeCode);
+  BOOST_CHECK(cc.find("NODE_OPTIONS=--inspect") != std::string::npos);
+}
