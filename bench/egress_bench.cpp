@@ -8,7 +8,7 @@
 //
 //   egress_bench [--bytes MiB] [--connects N] [--tunnels N]
 #include "egress_proxies.hpp"
-#include "unique_fd.hpp"
+#include "ccsandbox/unique_fd.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>

@@ -40,6 +40,9 @@ class Arguments {
     return std::nullopt;
   }
 
+  // The next argument, consumed.
+  std::string next() { return args_[pos_++]; }
+
   // Everything after a `--`.
   std::vector<std::string> rest() {
     std::vector<std::string> out(args_.begin() + static_cast<long>(pos_), args_.end());

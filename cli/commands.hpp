@@ -10,6 +10,7 @@ int runCommand(const std::vector<std::string> &args);
 int probeCommand(const std::vector<std::string> &args);
 int pluginsCommand(const std::vector<std::string> &args);
 int policyCommand(const std::vector<std::string> &args);
+int conformanceCommand(const std::vector<std::string> &args);
 
 // Console logging at CCSANDBOX_LOG's level (warning by default).
 void configureLogging(bool verbose = false);

@@ -5,6 +5,8 @@
 #include "ccsandbox/runtime.hpp"
 #include "commands.hpp"
 
+#include <signal.h>
+
 #include <cstring>
 #include <iostream>
 
@@ -21,6 +23,8 @@ commands:
   probe     show every installed backend plugin, what it found on this host,
             and the start-up line
   plugins   list the installed backend plugins and their files
+  conformance PLUGIN_FILE
+            check a backend plugin against the backend contract
   help CMD  the options of one command
 
 environment:
@@ -38,6 +42,8 @@ it is not found.
 
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  // A reader that goes away is an EPIPE each command handles, never our death.
+  ::signal(SIGPIPE, SIG_IGN);
   try {
     ccsandbox::cli::configureLogging();
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
@@ -63,7 +69,8 @@ int main(int argc, char **argv) {
     if (command == "probe") return ccsandbox::cli::probeCommand(rest);
     if (command == "plugins") return ccsandbox::cli::pluginsCommand(rest);
     if (command == "policy") return ccsandbox::cli::policyCommand(rest);
-    throw ccsandbox::UsageError("unknown command \"" + command + "\" (commands: run, policy, probe, plugins)");
+    if (command == "conformance") return ccsandbox::cli::conformanceCommand(rest);
+    throw ccsandbox::UsageError("unknown command \"" + command + "\" (commands: run, policy, probe, plugins, conformance)");
   } catch (const std::exception &e) {
     std::cerr << "ccsandbox: " << e.what() << "\n";
     return 125;

@@ -177,7 +177,6 @@ int runCommand(const std::vector<std::string> &argv) {
       throw UsageError("--events " + *o.eventsFile + ": cannot open: " + std::strerror(errno));
   }
 
-  ::signal(SIGPIPE, SIG_IGN);  // a closed stdout is an EPIPE we handle, not our death
   SignalForwarder forwarder;
 
   RuntimeOptions runtimeOptions;

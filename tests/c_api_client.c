@@ -66,6 +66,13 @@ void c_client_bad_launch(const char *plugin_dir, char *message, size_t cap) {
       rt, "{\"spec\": {\"bindMounts\": [{\"hostPath\": \"rel\"}]}}", NULL, NULL, &error);
   snprintf(message, cap, "%s", s ? "(launched)" : error);
   ccsandbox_free(error);
+  error = NULL;
+  /* A none session has no proxies: replacing its allowlist is an error, not a no-op. */
+  ccsandbox_session *plain = ccsandbox_launch(rt, "{\"backend\": \"none\"}", NULL, NULL, &error);
+  if (plain && ccsandbox_session_set_egress_allowlist(plain, "[\"example.com\"]", &error) == 0)
+    snprintf(message, cap, "%s", "(allowlist replaced on a none session)");
+  if (plain) ccsandbox_session_destroy(plain);
+  ccsandbox_free(error);
   if (s) ccsandbox_session_destroy(s);
   ccsandbox_runtime_free(rt);
 }

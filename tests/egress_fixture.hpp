@@ -3,7 +3,7 @@
 #pragma once
 
 #include "egress_proxies.hpp"
-#include "unique_fd.hpp"
+#include "ccsandbox/unique_fd.hpp"
 
 #include <boost/asio/post.hpp>
 

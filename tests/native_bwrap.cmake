@@ -20,5 +20,6 @@ endfunction()
 native_bwrap_suite(native_bwrap_runtime_test)
 native_bwrap_suite(native_bwrap_plugin_test)
 native_bwrap_suite(native_bwrap_cli_test)
+native_bwrap_suite(native_bwrap_supervised_test)
 ccsandbox_add_test(native_bwrap_violation_scanner_test SOURCES native_bwrap_violation_scanner_test.cpp
   LABELS native-bwrap)

@@ -79,31 +79,47 @@ BOOST_AUTO_TEST_CASE(probe_reports_native_available_with_its_note) {
              r.out);
 }
 
-BOOST_AUTO_TEST_CASE(run_routes_to_native_and_refuses_the_standard_policy) {
+BOOST_AUTO_TEST_CASE(run_routes_to_native_under_the_standard_policy) {
   TempTree tree;
-  auto refused = cli({"run", "--", "true"}, tree.path());
-  BOOST_TEST(refused.status == 125);
-  BOOST_TEST(refused.err.find("cannot forbid new files matching") != std::string::npos,
-             refused.err);
+  auto standard = cli({"run", "--", "cat", "/proc/1/cmdline"}, tree.path());
+  BOOST_TEST(standard.status == 0, standard.err);
+  BOOST_TEST(standard.out.find("/run/ccsandbox/helper") != std::string::npos);  // inside a sandbox
   auto weaker = cli({"run", "--no-filename-rules", "--", "cat", "/proc/1/cmdline"}, tree.path());
   BOOST_TEST(weaker.status == 0, weaker.err);
-  BOOST_TEST(weaker.out.find("/run/ccsandbox/helper") != std::string::npos);  // inside a sandbox
+  BOOST_TEST(weaker.out.find("/run/ccsandbox/helper") != std::string::npos);
   auto none = cli({"run", "--backend", "none", "--", "sh", "-c", "echo host; exit 3"}, tree.path());
   BOOST_TEST(none.status == 3);
   BOOST_TEST(none.out == "host\n");
 }
 
-BOOST_AUTO_TEST_CASE(denials_on_stderr_become_violation_events_and_pass_through) {
+// Issue 6's "done when": natively, no file, exactly one violation naming it.
+BOOST_AUTO_TEST_CASE(redirect_to_dot_env_is_refused_natively_with_one_violation) {
+  TempTree tree;
+  auto r = cli({"run", "--events", "-", "--", "sh", "-c", "echo x > .env"}, tree.path());
+  BOOST_TEST(r.status != 0);
+  BOOST_TEST(r.out.find(R"("backend":"native")") != std::string::npos, r.out);
+  BOOST_TEST(::access((tree.path() + "/.env").c_str(), F_OK) != 0);
+  std::size_t count = 0;
+  for (std::size_t at = 0; (at = r.out.find(R"("type":"violation")", at)) != std::string::npos;
+       ++at)
+    ++count;
+  BOOST_TEST(count == 1u, r.out);
+  BOOST_TEST(r.out.find(R"("action":"file-write-create","target":")" + tree.path() + R"(/.env")") !=
+                 std::string::npos,
+             r.out);
+}
+
+BOOST_AUTO_TEST_CASE(denials_become_violation_events_and_stderr_passes_through) {
   TempTree tree;
   auto r = cli({"run", "--no-filename-rules", "--events", "-", "--", "touch", "/usr/ccsandbox-x"},
                tree.path());
   BOOST_TEST(r.status != 0);
   BOOST_TEST(r.out.find(R"("type":"violation")") != std::string::npos, r.out);
   BOOST_TEST(r.out.find(R"("target":"/usr/ccsandbox-x")") != std::string::npos, r.out);
-  BOOST_TEST(r.out.find(R"("action":"file-write*")") != std::string::npos, r.out);
+  BOOST_TEST(r.out.find(R"("action":"file-write-create")") != std::string::npos, r.out);
   // Without --events the stream reaches stderr unchanged.
   auto plain = cli({"run", "--no-filename-rules", "--", "touch", "/usr/ccsandbox-x"}, tree.path());
-  BOOST_TEST(plain.err.find("touch: cannot touch '/usr/ccsandbox-x': Read-only file system\n") !=
+  BOOST_TEST(plain.err.find("touch: cannot touch '/usr/ccsandbox-x': Permission denied\n") !=
                  std::string::npos,
              plain.err);
 }

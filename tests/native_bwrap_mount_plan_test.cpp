@@ -381,3 +381,32 @@ BOOST_AUTO_TEST_CASE(precedence_properties_over_generated_policies) {
     }
   }
 }
+
+// The helper's kernel layers judge guest paths: the rules follow each mount.
+BOOST_AUTO_TEST_CASE(guest_write_rules_follow_the_mounts) {
+  auto p = basePolicy();
+  p.tempDir = "/run/rt/tmp";
+  p.visible.binds = {{"/home/u/proj", "/workspace", false},  // shown elsewhere
+                     {"/w/repo", "/w/repo", false},          // the identity
+                     {"/w/docs", "/w/docs", false}};         // visible, not a write root
+  p.writeRoots = {"/home/u/proj", "/w/repo", "/run/rt/tmp", "/nowhere"};
+  p.writeDeny = {"/home/u/proj/.git/hooks", "/w/repo/.env.d", "/home/u/.ssh/id_*",
+                 "/w/repo/keys/*.key"};
+  p.writeDenyGlobs = {".env", "*.pem"};
+  p.exec.grantRoots = {"/home/u/proj/bin"};
+  FakeFs fs = baseFs();
+  fs.dir("/home/u/proj").dir("/w/repo").dir("/w/docs").dir("/run/rt/tmp");
+  auto rules = planMounts(p, input(), fs).guestRules;
+  using V = std::vector<std::string>;
+  // Host paths never appear where a mount shows them elsewhere; an invisible
+  // root gets no rule; the sandbox's own /dev/shm is writable.
+  BOOST_TEST(rules.writeRoots == (V{"/workspace", "/w/repo", "/tmp", "/dev/shm"}),
+             boost::test_tools::per_element());
+  // A deny that does not exist yet still counts; a glob protects its literal
+  // directory where that is visible (/w/repo/keys), and nothing where it is not.
+  BOOST_TEST(rules.writeDeny == (V{"/workspace/.git/hooks", "/w/repo/.env.d", "/w/repo/keys"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(rules.writeDenyGlobs == (V{".env", "*.pem"}), boost::test_tools::per_element());
+  BOOST_TEST(rules.execGrantRoots == (V{"/workspace/bin"}), boost::test_tools::per_element());
+  BOOST_TEST(rules.execBlockWritableRoots);
+}

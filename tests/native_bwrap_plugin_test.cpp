@@ -195,8 +195,11 @@ BOOST_AUTO_TEST_CASE(probe_reports_available_with_the_seed_s_note_and_capabiliti
   BOOST_TEST(l.probe.note == "bubblewrap — namespace isolation, no kernel boundary");
   for (const char *cap : {"readDeny", "writeRoots", "writeDeny", "networkProxy"})
     BOOST_TEST(l.probe.has(cap), cap);
-  // No creation-time filename rules yet: the router refuses globbed policies.
-  BOOST_TEST(!l.probe.has(capability::kFilenameRules));
+  // The helper's supervisor worked in the trial sandbox (this machine has
+  // Linux >= 5.14 and Landlock): filename and unlink rules, exact violations,
+  // exec control; the seed's note unchanged because Landlock is there.
+  for (const char *cap : {"filenameRules", "unlinkRules", "supervisedViolations", "execControl"})
+    BOOST_TEST(l.probe.has(cap), cap);
 }
 
 BOOST_AUTO_TEST_CASE(missing_bwrap_requires_install_and_names_the_package) {

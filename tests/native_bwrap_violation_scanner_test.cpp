@@ -62,3 +62,17 @@ BOOST_AUTO_TEST_CASE(an_endless_line_is_judged_once_and_bounded) {
   BOOST_TEST(s.feed("\n").empty());
   BOOST_TEST(s.feed("y: EPERM\n").size() == 1u);  // the next line is judged again
 }
+
+BOOST_AUTO_TEST_CASE(a_supervised_backend_is_scanned_only_for_read_only_mounts) {
+  // The supervisor reports its own denials exactly; "Permission denied" would count them twice.
+  StderrViolationScanner scanner(StderrScan::readOnlyFileSystemOnly);
+  auto found = scanner.feed(
+      "sh: 1: cannot create /w/.env: Permission denied\n"
+      "chmod: changing permissions of '/usr/bin/ls': Read-only file system\n"
+      "touch: cannot touch '/etc/x': Operation not permitted\n");
+  BOOST_REQUIRE_EQUAL(found.size(), 1u);
+  BOOST_CHECK_EQUAL(found[0].target, "/usr/bin/ls");
+  BOOST_CHECK_EQUAL(found[0].action, "file-write*");
+  StderrViolationScanner all;
+  BOOST_CHECK_EQUAL(all.feed("sh: 1: cannot create /w/.env: Permission denied\n").size(), 1u);
+}

@@ -56,4 +56,7 @@ BOOST_AUTO_TEST_CASE(example_backend_builds_against_the_installed_sdk_and_runs) 
   BOOST_CHECK_EQUAL(code.status, 5);
   BOOST_CHECK_EQUAL(code.out, "out\n");
   BOOST_CHECK_EQUAL(code.err, "err\n");
+  // A third party's backend passes the same conformance kit as ours.
+  auto kit = runChild({prefix + "/bin/ccsandbox", "conformance", build + "/libhello-backend.so"}, env);
+  BOOST_CHECK_MESSAGE(kit.status == 0, kit.out + kit.err);
 }

@@ -152,6 +152,11 @@ BOOST_AUTO_TEST_CASE(fail_closed_on_what_a_backend_cannot_enforce) {
   }
   bwrapLike.probe.capabilities.insert(capability::kFilenameRules);
   BOOST_CHECK_NO_THROW(checkEnforceable(bwrapLike, policy));
+  // Renaming a protected path's parent away needs its own enforcement.
+  policy.unlinkDeny = {"/w", "/w/.git", "/w/.git/hooks"};
+  BOOST_CHECK_THROW(checkEnforceable(bwrapLike, policy), LaunchRefused);
+  bwrapLike.probe.capabilities.insert(capability::kUnlinkRules);
+  BOOST_CHECK_NO_THROW(checkEnforceable(bwrapLike, policy));
   bwrapLike.probe.capabilities.erase(capability::kNetworkProxy);
   BOOST_CHECK_THROW(checkEnforceable(bwrapLike, policy), LaunchRefused);
   // The none backend enforces nothing and is never "checked" into refusing.

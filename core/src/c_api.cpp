@@ -129,6 +129,15 @@ char *ccsandbox_session_handle(ccsandbox_session *session) {
   });
 }
 
+int ccsandbox_session_set_egress_allowlist(ccsandbox_session *session, const char *allowlist_json,
+                                           char **error) {
+  return guarded<int>(error, -1, [&] {
+    auto doc = json::parse(allowlist_json ? allowlist_json : "", "egress allowlist");
+    session->session->setEgressAllowlist(json::readStringList(doc, "allowlist"));
+    return 0;
+  });
+}
+
 void ccsandbox_session_destroy(ccsandbox_session *session) {
   if (!session) return;
   guarded<int>(nullptr, 0, [&] {

@@ -126,7 +126,7 @@ void CommandProcess::run() {
   bool killing = false;
   std::string buffer(kChunk, '\0');
   std::optional<StderrViolationScanner> scanner;
-  if (hooks_.scanStderrForViolations) scanner.emplace();
+  if (hooks_.scanStderr) scanner.emplace(*hooks_.scanStderr);
   auto report = [&](std::vector<SandboxViolation> found) {
     for (auto &v : found) {
       auto e = event(SandboxEventType::violation);

@@ -4,7 +4,8 @@
 #pragma once
 
 #include "ccsandbox/runtime.hpp"
-#include "unique_fd.hpp"
+#include "ccsandbox/unique_fd.hpp"
+#include "stderr_violation_scanner.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -21,9 +22,9 @@ class CommandProcess final : public Process {
     std::function<void(const SandboxEvent &)> deliver;  // to the session's callback
     std::function<void(int)> signal;                    // to the command's process group
     std::function<void()> finished;                     // before `exit` is delivered
-    // Also report denials seen on stderr as `violation` events (backends that
-    // cannot observe them; see stderr_violation_scanner.hpp).
-    bool scanStderrForViolations = false;
+    // Also report denials seen on stderr as `violation` events, for what the
+    // backend does not observe itself (see stderr_violation_scanner.hpp).
+    std::optional<StderrScan> scanStderr;
   };
 
   CommandProcess(std::string sessionId, std::string execId, UniqueFd stdoutRead,

@@ -30,7 +30,12 @@ LoadedPlugin::~LoadedPlugin() {
 }
 
 void LoadedPlugin::init(const boost::json::object &settings) {
-  boost::json::object config{{"pluginFile", info_.file}, {"settings", settings}};
+  // The real file, not a link to it: a plugin finds its companions (helpers,
+  // data) relative to where it is installed.
+  std::error_code ec;
+  auto real = fs::canonical(info_.file, ec);
+  boost::json::object config{{"pluginFile", ec ? info_.file : real.string()},
+                             {"settings", settings}};
   std::string text = boost::json::serialize(config);
   char *reply = nullptr;
   int rc = table_->init(&host_, text.c_str(), &instance_, &reply);

@@ -121,6 +121,11 @@ void checkEnforceable(const PluginInfo &plugin, const EffectivePolicy &policy) {
                       " inside a writable bind (a backend with creation-time filename rules "
                       "is needed)");
   }
+  // A read-only mount moves with its renamed parent: without this, `mv .git x;
+  // mkdir -p .git/hooks` would get round every protected path.
+  if (!policy.unlinkDeny.empty() && !caps.has(capability::kUnlinkRules))
+    missing.push_back("it cannot stop a protected path or one of its parent directories from "
+                      "being renamed or unlinked away");
   if (!caps.has(capability::kNetworkProxy))
     missing.push_back("it cannot restrict the network to the session's proxies");
   if (missing.empty()) return;

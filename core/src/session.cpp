@@ -116,6 +116,9 @@ std::shared_ptr<Process> SessionImpl::exec(ExecOptions options) {
   request.env = setup_.baseEnv;
   for (auto &[k, v] : options.env) request.env[k] = v;
   if (setup_.sanitise) request.env = sanitiseEnvironment(std::move(request.env));
+  // What the policy sets (TMPDIR, the proxy variables) comes last: no caller
+  // overlay and no host variable replaces it.
+  for (const auto &[k, v] : setup_.policy.env) request.env[k] = v;
   request.cwd = !options.cwd.empty() ? options.cwd : setup_.spec.guestWorkdir.value_or("/");
 
   auto [outRead, outWrite] = makePipe();
@@ -147,11 +150,13 @@ std::shared_ptr<Process> SessionImpl::exec(ExecOptions options) {
   hooks.finished = [weak, execId] {
     if (auto s = weak.lock()) s->commandFinished(execId);
   };
-  // A sandbox that cannot report its denials gets the seed's stderr reading;
-  // `none` enforces nothing, so nothing on its stderr is a sandbox violation.
-  hooks.scanStderrForViolations =
-      setup_.handle.backend != SandboxBackend::none &&
-      !setup_.plugin->info().probe.has(capability::kSupervisedViolations);
+  // A sandbox that cannot report its denials gets the seed's stderr reading; a
+  // supervised one only for what its supervisor does not see (read-only
+  // mounts). `none` enforces nothing: nothing on its stderr is a violation.
+  if (setup_.handle.backend != SandboxBackend::none)
+    hooks.scanStderr = setup_.plugin->info().probe.has(capability::kSupervisedViolations)
+                           ? StderrScan::readOnlyFileSystemOnly
+                           : StderrScan::all;
   auto command = std::make_shared<CommandProcess>(request.sessionId, execId, std::move(outRead),
                                                   std::move(errRead), std::move(hooks),
                                                   options.timeout, setup_.killGrace);

@@ -83,6 +83,12 @@ std::optional<SandboxViolation> violationFromStderrLine(std::string_view line) {
   return v;
 }
 
+std::optional<SandboxViolation> StderrViolationScanner::judge(std::string_view line) const {
+  if (scope_ == StderrScan::readOnlyFileSystemOnly && !contains(line, "Read-only file system"))
+    return std::nullopt;
+  return violationFromStderrLine(line);
+}
+
 std::vector<SandboxViolation> StderrViolationScanner::feed(std::string_view data) {
   std::vector<SandboxViolation> out;
   while (!data.empty()) {
@@ -96,7 +102,7 @@ std::vector<SandboxViolation> StderrViolationScanner::feed(std::string_view data
     if (nl == std::string_view::npos) {
       if (overlong_ && !partial_.empty()) {
         // Judge the cut line now; the rest of it is skipped.
-        if (auto v = violationFromStderrLine(partial_)) out.push_back(std::move(*v));
+        if (auto v = judge(partial_)) out.push_back(std::move(*v));
         partial_.clear();
       }
       break;
@@ -104,7 +110,7 @@ std::vector<SandboxViolation> StderrViolationScanner::feed(std::string_view data
     if (!partial_.empty() || !overlong_) {
       std::string_view line = partial_;
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (auto v = violationFromStderrLine(line)) out.push_back(std::move(*v));
+      if (auto v = judge(line)) out.push_back(std::move(*v));
     }
     partial_.clear();
     overlong_ = false;
@@ -116,7 +122,7 @@ std::vector<SandboxViolation> StderrViolationScanner::feed(std::string_view data
 std::vector<SandboxViolation> StderrViolationScanner::finish() {
   std::vector<SandboxViolation> out;
   if (!partial_.empty() && !overlong_)
-    if (auto v = violationFromStderrLine(partial_)) out.push_back(std::move(*v));
+    if (auto v = judge(partial_)) out.push_back(std::move(*v));
   partial_.clear();
   overlong_ = false;
   return out;

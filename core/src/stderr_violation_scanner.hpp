@@ -3,7 +3,9 @@
 // "Operation not permitted", "Permission denied" or "Read-only file system"
 // becomes a `violation` event. The stream itself is never altered; this only
 // watches it. A backend whose probe reports `supervisedViolations` reports
-// exact denials instead and is not scanned.
+// exact denials itself; for it only what it does not supervise is read here:
+// "Read-only file system", which comes from the mounts (attribute changes on
+// read-only binds), never from the supervisor.
 #pragma once
 
 #include "ccsandbox/sandbox_event.hpp"
@@ -20,9 +22,13 @@ namespace ccsandbox {
 // the first quoted or absolute path in the line, `raw` the line.
 std::optional<SandboxViolation> violationFromStderrLine(std::string_view line);
 
+enum class StderrScan { all, readOnlyFileSystemOnly };
+
 // Splits a byte stream into lines across reads.
 class StderrViolationScanner {
  public:
+  explicit StderrViolationScanner(StderrScan scope = StderrScan::all) : scope_(scope) {}
+
   // Longer lines are judged on their first kMaxLine bytes (a binary blob on
   // stderr must not grow the buffer without bound).
   static constexpr std::size_t kMaxLine = 4096;
@@ -32,6 +38,9 @@ class StderrViolationScanner {
   std::vector<SandboxViolation> finish();
 
  private:
+  std::optional<SandboxViolation> judge(std::string_view line) const;
+
+  StderrScan scope_;
   std::string partial_;
   bool overlong_ = false;  // partial_ was cut; skip to the next newline
 };

@@ -1,6 +1,6 @@
 #include "tunnel_relay.hpp"
 
-#include "unique_fd.hpp"
+#include "ccsandbox/unique_fd.hpp"
 
 #include <boost/asio/post.hpp>
 

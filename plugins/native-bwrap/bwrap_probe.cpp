@@ -63,6 +63,38 @@ RunOutput runCaptured(const std::vector<std::string> &argv, SpawnerThread &spawn
   return out;
 }
 
+std::string lineAfter(const std::string &output, const std::string &prefix) {
+  std::size_t at = output.rfind(prefix);
+  if (at == std::string::npos || (at != 0 && output[at - 1] != '\n')) return "";
+  std::size_t end = output.find('\n', at);
+  return output.substr(at + prefix.size(),
+                       end == std::string::npos ? std::string::npos : end - at - prefix.size());
+}
+
+// The second trial: the helper confines a child inside a sandbox like a real
+// one. Filename and unlink rules are claimed only when the supervisor worked
+// there; without it the router refuses policies that need them (fail closed).
+// Exec control is Landlock's alone.
+void addConfinement(const RunOutput &check, ProbeOutcome &out) {
+  ProbeResult &r = out.result;
+  std::string supervisor = lineAfter(check.output, "supervisor: ");
+  std::string landlock = lineAfter(check.output, "landlock: ");
+  if (check.status != 0 || supervisor.empty())
+    supervisor = "the confinement trial failed: " +
+                 (check.output.empty() ? std::string("no message") : check.output);
+  if (supervisor != "ok") {
+    r.note += "; no filename rules: " + supervisor;
+    return;
+  }
+  out.host.confine = true;
+  r.capabilities.insert(
+      {capability::kFilenameRules, capability::kUnlinkRules, capability::kSupervisedViolations});
+  if (landlock == "ok")
+    r.capabilities.insert(capability::kExecControl);
+  else
+    r.note += "; " + (landlock.empty() ? std::string("Landlock state unknown") : landlock);
+}
+
 }  // namespace
 
 std::string findExecutable(const std::string &name) {
@@ -118,7 +150,7 @@ ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &help
   // --disable-userns (no user namespace inside the sandbox) needs bubblewrap
   // 0.8; an older one says it does not know the option, and is tried without.
   host.disableNestedUserns = !host.callerIsRoot;
-  auto trialRun = [&] {
+  auto trialRun = [&](const char *helperArg = "--version") {
     MountPlanInput in;
     in.callerIsRoot = host.callerIsRoot;
     in.disableNestedUserns = host.disableNestedUserns;
@@ -127,7 +159,7 @@ ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &help
     for (const char *a : {"--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--"})
       argv.push_back(a);
     argv.push_back(host.helperPath);
-    argv.push_back("--version");
+    argv.push_back(helperArg);
     return runCaptured(argv, spawner);
   };
   RunOutput trial = trialRun();
@@ -141,6 +173,7 @@ ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &help
     r.note = kAvailableNote;
     r.capabilities = {capability::kReadDeny, capability::kWriteRoots, capability::kWriteDeny,
                       capability::kNetworkProxy};
+    addConfinement(trialRun("--check-confinement"), out);
     return out;
   }
   std::string said = trial.timedOut ? "it did not finish within 10 s"

@@ -18,6 +18,9 @@ struct BwrapHost {
   std::string helperPath;
   bool callerIsRoot = false;
   bool disableNestedUserns = false;  // bubblewrap >= 0.8
+  // The helper confines every command (Landlock where the kernel has it, the
+  // seccomp supervisor): the trial showed the supervisor works in a sandbox.
+  bool confine = false;
 };
 
 struct ProbeOutcome {

@@ -61,6 +61,7 @@ BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
   output.closeWrite();
   helperEnd.reset();
   waitReady(output);
+  if (host.confine) sendConfineRules(plan.guestRules);
   output_.reset(output.releaseRead());
   reader_ = std::thread([this] { readLoop(); });
 }
@@ -93,8 +94,31 @@ void BwrapSession::waitReady(UniquePipe &output) {
   if (m.type != MessageType::ready) fail("its helper sent an unexpected first message");
 }
 
+void BwrapSession::sendConfineRules(const GuestWriteRules &rules) {
+  Message m;
+  m.type = MessageType::confine;
+  m.fields.push_back(rules.execBlockWritableRoots ? "1" : "0");
+  for (const auto *list :
+       {&rules.writeRoots, &rules.writeDeny, &rules.writeDenyGlobs, &rules.execGrantRoots}) {
+    m.fields.push_back(std::to_string(list->size()));
+    m.fields.insert(m.fields.end(), list->begin(), list->end());
+  }
+  // Before the first exec on the same stream: the helper reads them in order.
+  try {
+    sendMessage(control_.get(), m);
+  } catch (const std::exception &e) {
+    bwrap_->kill();
+    throw std::runtime_error(std::string("cannot hand the write rules to the sandbox: ") +
+                             e.what());
+  }
+  confined_ = true;
+}
+
 boost::json::object BwrapSession::details() const {
-  return {{"bwrapPid", bwrap_ ? bwrap_->pid() : -1}, {"bwrap", bwrapPath_}, {"mounts", mounts_}};
+  return {{"bwrapPid", bwrap_ ? bwrap_->pid() : -1},
+          {"bwrap", bwrapPath_},
+          {"mounts", mounts_},
+          {"supervised", confined_}};
 }
 
 void BwrapSession::exec(const ExecRequest &request) {
@@ -154,6 +178,17 @@ void BwrapSession::onMessage(const Message &m) {
         emitExit(execId, code, 0, m.fields[2]);
       else
         emitExit(execId, code, std::stoi(m.fields[2]), "");
+      break;
+    }
+    case MessageType::violation: {
+      // execId, action, target, reason: a fact from the supervisor.
+      if (m.fields.size() != 4) return;
+      SandboxEvent e;
+      e.type = SandboxEventType::violation;
+      e.sessionId = sessionId_;
+      e.execId = m.fields[0];
+      e.violation = SandboxViolation{m.fields[1], m.fields[2], m.fields[3]};
+      events_.emit(e);
       break;
     }
     case MessageType::log:

@@ -4,9 +4,10 @@
 
 #include "bwrap_probe.hpp"
 #include "bwrap_process.hpp"
+#include "ccsandbox/unique_fd.hpp"
 #include "control_channel.hpp"
+#include "mount_plan.hpp"
 #include "spawner_thread.hpp"
-#include "unique_fd.hpp"
 #include "unique_pipe.hpp"
 
 #include "ccsandbox/backend.hpp"
@@ -37,6 +38,7 @@ class BwrapSession {
 
  private:
   void waitReady(UniquePipe &output);
+  void sendConfineRules(const GuestWriteRules &rules);
   void readLoop();
   void onMessage(const Message &m);
   void emitExit(const std::string &execId, int code, int signal, const std::string &error);
@@ -52,6 +54,7 @@ class BwrapSession {
   bool destroyed_ = false;
   std::string bwrapPath_;
   std::size_t mounts_ = 0;
+  bool confined_ = false;  // every command runs under Landlock and the supervisor
 };
 
 }  // namespace ccsandbox::bwrap

@@ -18,12 +18,18 @@ enum class MessageType : std::uint8_t {
   // plugin -> helper
   exec = 1,    // execId, cwd, argc, argv..., env "K=V"...; fds: stdin, stdout, stderr
   signal = 2,  // execId, signal number
+  // The write rules every later command is confined with (Landlock, the
+  // seccomp supervisor), in the sandbox's view; sent once, before any exec.
+  // Fields: "1"/"0" execBlockWritableRoots, then four lists, each as a count
+  // followed by its items: writeRoots, writeDeny, writeDenyGlobs, execGrantRoots.
+  confine = 3,
   // helper -> plugin
-  ready = 10,    // the helper is up and its bridges listen
-  started = 11,  // execId
-  failed = 12,   // execId, exit code (126/127), message: the command could not start
-  exited = 13,   // execId, exit code (128+n for signal n), signal number or 0
-  log = 14,      // a line for the host's log
+  ready = 10,      // the helper is up and its bridges listen
+  started = 11,    // execId
+  failed = 12,     // execId, exit code (126/127), message: the command could not start
+  exited = 13,     // execId, exit code (128+n for signal n), signal number or 0
+  log = 14,        // a line for the host's log
+  violation = 15,  // execId, action, target, reason: a call the supervisor refused
 };
 
 struct Message {

@@ -56,7 +56,7 @@ class Planner {
     // they exist, so nothing can be written outside the mounts.
     args_.insert(args_.end(), {"--remount-ro", "/"});
     helperCommand();
-    return {std::move(args_), std::move(bridges_)};
+    return {std::move(args_), std::move(bridges_), guestRules()};
   }
 
  private:
@@ -245,6 +245,46 @@ class Planner {
       const std::string &mask = t.kind == PathInfo::Kind::directory ? input_.emptyDir : "/dev/null";
       args_.insert(args_.end(), {"--ro-bind", mask, t.guest});
     }
+  }
+
+  // Every guest path of each host path, in order, without duplicates.
+  std::vector<std::string> guestPaths(const std::vector<std::string> &hostPaths) const {
+    std::vector<std::string> out;
+    for (const auto &raw : hostPaths)
+      for (const auto &g : guestLocations(normalise(raw)))
+        if (std::find(out.begin(), out.end(), g) == out.end()) out.push_back(g);
+    return out;
+  }
+
+  GuestWriteRules guestRules() const {
+    GuestWriteRules r;
+    for (const auto &w : writeRoots_)
+      if (writable(w) && !hidden(w))
+        for (const auto &g : guestLocations(w))
+          if (writableAt(g) &&
+              std::find(r.writeRoots.begin(), r.writeRoots.end(), g) == r.writeRoots.end())
+            r.writeRoots.push_back(g);
+    // The sandbox's own tmpfs mounts are writable and private to it: a fresh
+    // /tmp, and the /dev/shm that bwrap's --dev makes (POSIX shared memory).
+    if (policy_.visible.privateTmp && policy_.tempDir.empty()) r.writeRoots.push_back("/tmp");
+    if (policy_.visible.minimalDev) r.writeRoots.push_back("/dev/shm");
+    // The supervisor judges literal paths. A glob entry (a read-denied
+    // pattern such as ~/.ssh/id_*) protects its whole literal directory:
+    // stricter than the pattern, and in the right place.
+    std::vector<std::string> literalDeny;
+    for (const auto &d : writeDeny_) {
+      auto star = d.find_first_of("*?[");
+      if (star == std::string::npos) {
+        literalDeny.push_back(d);
+      } else if (auto slash = d.rfind('/', star); slash != std::string::npos && slash > 0) {
+        literalDeny.push_back(d.substr(0, slash));
+      }
+    }
+    r.writeDeny = guestPaths(literalDeny);
+    r.writeDenyGlobs = policy_.writeDenyGlobs;
+    r.execBlockWritableRoots = policy_.exec.blockWritableRoots;
+    r.execGrantRoots = guestPaths(policy_.exec.grantRoots);
+    return r;
   }
 
   void helperCommand() {

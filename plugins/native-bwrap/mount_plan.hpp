@@ -63,9 +63,25 @@ struct MountPlanInput {
   int controlFd = -1;    // the helper's end of the control channel
 };
 
+// The policy's write rules as the command sees them inside the sandbox, for
+// the helper's kernel layers (Landlock, the seccomp supervisor), which judge
+// guest paths. Each host path appears at every guest path a mount shows it at
+// (the identity where guestPath == hostPath); a path no mount shows needs no
+// rule. Globs on final names carry over unchanged.
+struct GuestWriteRules {
+  std::vector<std::string> writeRoots;  // plus the sandbox's own writable tmpfs
+  std::vector<std::string> writeDeny;   // existing or not (a deny may precede its path)
+  std::vector<std::string> writeDenyGlobs;
+  bool execBlockWritableRoots = true;
+  std::vector<std::string> execGrantRoots;
+
+  bool operator==(const GuestWriteRules &) const = default;
+};
+
 struct MountPlan {
   std::vector<std::string> args;  // everything after "bwrap"
   std::vector<Bridge> bridges;
+  GuestWriteRules guestRules;
 };
 
 MountPlan planMounts(const EffectivePolicy &policy, const MountPlanInput &input,

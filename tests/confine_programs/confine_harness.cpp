@@ -81,12 +81,12 @@ ConfinedResult runConfined(const confine::ConfineRules &rules, const std::vector
   ::close(errPipe[1]);
   ::close(inPipe[0]);
   childEnd.reset();
-  confine::UniqueFd stdinWriter(inPipe[1]);
+  ccsandbox::UniqueFd stdinWriter(inPipe[1]);
   if (options.supervisorDiesAfter.empty()) stdinWriter.reset();  // the command sees EOF
 
   ConfinedResult result;
   std::mutex lock;
-  confine::UniqueFd listener = confine::ChildConfinement::receiveListener(parentEnd.get());
+  ccsandbox::UniqueFd listener = confine::ChildConfinement::receiveListener(parentEnd.get());
   std::unique_ptr<confine::Supervisor> supervisor;
   std::thread serving;
   std::promise<void> ended;

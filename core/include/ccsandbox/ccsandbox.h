@@ -38,6 +38,11 @@ CCSANDBOX_C_API ccsandbox_session *ccsandbox_launch(ccsandbox_runtime *runtime,
                                                     char **error);
 /* The SandboxHandle as JSON. */
 CCSANDBOX_C_API char *ccsandbox_session_handle(ccsandbox_session *session);
+/* Replaces the session's egress allowlist while it runs (a JSON array of
+ * patterns); the proxies consult it for every new connection. 0 or -1. */
+CCSANDBOX_C_API int ccsandbox_session_set_egress_allowlist(ccsandbox_session *session,
+                                                           const char *allowlist_json,
+                                                           char **error);
 /* Ends every process of the session and releases it. */
 CCSANDBOX_C_API void ccsandbox_session_destroy(ccsandbox_session *session);
 

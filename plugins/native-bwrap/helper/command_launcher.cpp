@@ -31,8 +31,8 @@ struct ChildReport {
   ::_exit(127);
 }
 
-// Runs in the forked child of a single-threaded helper: only async-signal-safe
-// calls plus the allocations prepared before fork.
+// Runs in the forked child of a multi-threaded helper (supervisor threads):
+// only async-signal-safe calls plus the allocations prepared before fork.
 [[noreturn]] void runChild(const LaunchSpec &spec, const ConfinementHooks &hooks, int channel,
                            char **argv, char **envp) {
   sigset_t none;
@@ -49,27 +49,8 @@ struct ChildReport {
   for (int i = 0; i < 3; ++i)
     if (::dup2(moved[i], i) < 0) childFail(channel, Stage::stdio, errno);
   if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) childFail(channel, Stage::chdir, errno);
-  if (hooks.beforeExec) {
-    int listener = -1;
-    if (int e = hooks.beforeExec(&listener)) childFail(channel, Stage::confine, e);
-    if (listener >= 0) {
-      // Hand the listener to the helper before exec (SCM_RIGHTS on the report channel).
-      char byte = 0;
-      iovec iov{&byte, 1};
-      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      cmsghdr *c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(c), &listener, sizeof(int));
-      if (::sendmsg(channel, &msg, MSG_NOSIGNAL) < 0) childFail(channel, Stage::confine, errno);
-    }
-  }
+  if (hooks.beforeExec)
+    if (int e = hooks.beforeExec()) childFail(channel, Stage::confine, e);
   // Nothing of the helper's (bridge listeners, relays) reaches the command:
   // every fd past stdio is close-on-exec, the report channel included.
   ::syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
@@ -117,45 +98,23 @@ LaunchResult launchCommand(const LaunchSpec &spec, const ConfinementHooks &hooks
   // Also set from here: a signal sent right after we report the start must
   // reach the group even if the child has not run setpgid yet.
   ::setpgid(pid, pid);
+  if (hooks.afterFork) hooks.afterFork(pid);
 
-  // Read until exec closes the channel: either nothing (exec happened), a
-  // listener fd, or a failure report.
+  // Read until exec closes the channel: either nothing (exec happened) or a
+  // failure report.
   ChildReport report{};
   std::size_t got = 0;
-  int listener = -1;
-  for (;;) {
-    char buf[sizeof report];
-    iovec iov{buf, sizeof buf - got};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    ssize_t n = ::recvmsg(channel[0], &msg, MSG_CMSG_CLOEXEC);
+  while (got < sizeof report) {
+    ssize_t n = ::read(channel[0], reinterpret_cast<char *>(&report) + got, sizeof report - got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-        std::memcpy(&listener, CMSG_DATA(c), sizeof(int));
-    if (listener >= 0 && n == 1 && got == 0 && buf[0] == 0)
-      continue;  // the listener's carrier byte
-    std::memcpy(reinterpret_cast<char *>(&report) + got, buf, static_cast<std::size_t>(n));
     got += static_cast<std::size_t>(n);
-    if (got >= sizeof report) break;
   }
   ::close(channel[0]);
   if (got < sizeof report) {
     result.pid = pid;
-    if (listener >= 0) {
-      if (hooks.superviseListener)
-        hooks.superviseListener(pid, listener);
-      else
-        ::close(listener);
-    }
     return result;
   }
-  if (listener >= 0) ::close(listener);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -5,10 +5,11 @@
 // exec happened is reported back over a close-on-exec socketpair, so "command
 // not found" is an answer, not a guess.
 //
-// The confinement layer of the next issue plugs in here: `beforeExec` runs in
-// the child last, just before exec (seccomp filter, Landlock); a listener fd
-// the child sends back with SCM_RIGHTS over the same socketpair is handed to
-// `superviseListener` in the helper.
+// The confinement layer (Landlock, the seccomp filter) plugs in here:
+// `beforeExec` runs in the child last, just before exec; `afterFork` runs in
+// the helper as soon as the child exists, before waiting for its exec — the
+// child's own execve is a supervised call, so the supervisor must already be
+// serving the listener the child sends (over a channel of the hook's own).
 #pragma once
 
 #include <sys/types.h>
@@ -28,12 +29,11 @@ struct LaunchSpec {
 };
 
 struct ConfinementHooks {
-  // In the child, after everything else and before exec. Returns 0, or an
-  // errno value that stops the launch (reported as exit 126). May set
-  // *listenerFd to a seccomp listener the helper should supervise.
-  std::function<int(int *listenerFd)> beforeExec;
-  // In the helper, with the listener the child created (ownership passes).
-  std::function<void(pid_t child, int listenerFd)> superviseListener;
+  // In the child, after everything else and before exec. Async-signal-safe.
+  // Returns 0, or an errno value that stops the launch (reported as exit 126).
+  std::function<int()> beforeExec;
+  // In the helper, with the child's pid, right after fork.
+  std::function<void(pid_t child)> afterFork;
 };
 
 struct LaunchResult {

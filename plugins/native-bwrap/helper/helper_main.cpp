@@ -8,6 +8,7 @@
 // channel, reports how each ended, and relays loopback to the proxies. When
 // the control channel closes (destroy, or the core died) it ends everything:
 // when init exits, the kernel kills every process left in the namespace.
+#include "command_confinement.hpp"
 #include "command_launcher.hpp"
 #include "control_channel.hpp"
 #include "loopback_bridge.hpp"
@@ -26,6 +27,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 extern "C" char **environ;
 
@@ -59,8 +62,10 @@ class Helper {
   }
 
  private:
+  // From the helper's thread and from supervisor threads (violations).
   void send(const Message &m) {
     try {
+      std::lock_guard lock(sendMutex_);
       sendMessage(controlFd_, m);
     } catch (const std::exception &) {
       shutdown();  // the plugin is gone
@@ -88,6 +93,7 @@ class Helper {
   void handle(const Message &m) {
     switch (m.type) {
       case MessageType::exec: exec(m); break;
+      case MessageType::confine: confine(m); break;
       case MessageType::signal:
         if (m.fields.size() == 2) {
           auto it = running_.find(m.fields[0]);
@@ -115,7 +121,19 @@ class Helper {
     for (const auto &[k, v] : policyEnv_) spec.env[k] = v;
     if (!spec.cwd.empty() && spec.env.count("PWD")) spec.env["PWD"] = spec.cwd;
     for (int i = 0; i < 3; ++i) spec.stdio[i] = m.fds[static_cast<std::size_t>(i)];
-    LaunchResult r = launchCommand(spec, hooks_);
+    ConfinementHooks hooks;
+    if (confinement_) {
+      try {
+        hooks = confinement_->prepareLaunch(execId);
+      } catch (const std::exception &e) {
+        // Fail closed: without its kernel layers the command does not run.
+        send({MessageType::failed,
+              {execId, "126", spec.argv[0] + ": cannot confine the command: " + e.what()},
+              {}});
+        return;
+      }
+    }
+    LaunchResult r = launchCommand(spec, hooks);
     if (r.pid <= 0) {
       send({MessageType::failed, {execId, std::to_string(r.exitCode), r.error}, {}});
       return;
@@ -123,6 +141,40 @@ class Helper {
     running_[execId] = r.pid;
     leaders_[r.pid] = execId;
     send({MessageType::started, {execId}, {}});
+  }
+
+  // The plugin's write rules: from now on every command is confined.
+  void confine(const Message &m) {
+    if (confinement_) return;  // once per sandbox
+    ccsandbox::confine::ConfineRules rules;
+    std::size_t i = 0;
+    auto next = [&]() -> const std::string & {
+      if (i >= m.fields.size()) throw std::runtime_error("truncated confine message");
+      return m.fields[i++];
+    };
+    auto list = [&](std::vector<std::string> &out) {
+      std::size_t n = std::stoul(next());
+      for (std::size_t k = 0; k < n; ++k) out.push_back(next());
+    };
+    try {
+      rules.execBlockWritableRoots = next() == "1";
+      list(rules.writeRoots);
+      list(rules.writeDeny);
+      list(rules.writeDenyGlobs);
+      list(rules.execGrantRoots);
+    } catch (const std::exception &e) {
+      // A plugin that cannot describe its rules gets no commands run at all.
+      std::cerr << "ccsandbox-bwrap-helper: bad confine message: " << e.what() << "\n";
+      shutdown();
+    }
+    confinement_.emplace(
+        io_, std::move(rules),
+        [this](const std::string &execId, const ccsandbox::confine::Violation &v) {
+          send({MessageType::violation, {execId, v.action, v.target, v.reason}, {}});
+        },
+        [this](const std::string &message) {
+          send({MessageType::log, {message}, {}});
+        });
   }
 
   void waitForChildren() {
@@ -174,7 +226,8 @@ class Helper {
   std::vector<std::unique_ptr<LoopbackBridge>> bridges_;
   std::map<std::string, pid_t> running_;  // execId -> process group
   std::map<pid_t, std::string> leaders_;
-  ConfinementHooks hooks_;  // issue 6's seccomp/Landlock layer plugs in here
+  std::mutex sendMutex_;
+  std::optional<CommandConfinement> confinement_;  // set by the plugin's confine message
 };
 
 int usage(const std::string &why) {
@@ -198,6 +251,7 @@ int main(int argc, char **argv) {
         std::cout << "ccsandbox-bwrap-helper 1\n";
         return 0;
       }
+      if (a == "--check-confinement") return checkConfinement();  // the probe's second trial
       if (a == "--control-fd" && i + 1 < argc)
         controlFd = std::stoi(argv[++i]);
       else if (a == "--bridge" && i + 1 < argc)

@@ -15,7 +15,7 @@
 // equivalent), so a rename or symlink swap after the check changes nothing.
 #pragma once
 
-#include "ccsandbox/confine/unique_fd.hpp"
+#include "ccsandbox/unique_fd.hpp"
 
 #include <sys/stat.h>
 #include <sys/types.h>

@@ -3,7 +3,7 @@
 // access to its directories and fds.
 #pragma once
 
-#include "ccsandbox/confine/unique_fd.hpp"
+#include "ccsandbox/unique_fd.hpp"
 
 #include <sys/types.h>
 

@@ -22,7 +22,7 @@
 #include "ccsandbox/confine/confine_rules.hpp"
 #include "ccsandbox/confine/landlock_ruleset.hpp"
 #include "ccsandbox/confine/seccomp_filter.hpp"
-#include "ccsandbox/confine/unique_fd.hpp"
+#include "ccsandbox/unique_fd.hpp"
 
 #include <utility>
 

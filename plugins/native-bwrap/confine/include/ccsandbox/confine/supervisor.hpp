@@ -25,7 +25,7 @@
 #pragma once
 
 #include "ccsandbox/confine/confine_rules.hpp"
-#include "ccsandbox/confine/unique_fd.hpp"
+#include "ccsandbox/unique_fd.hpp"
 
 #include <sys/types.h>
 

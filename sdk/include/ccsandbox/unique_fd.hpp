@@ -1,23 +1,20 @@
-// An owned file descriptor.
+// Owns one file descriptor; shared by the core, the plugins and the helper binaries.
 #pragma once
 
 #include <unistd.h>
 
 #include <utility>
 
-namespace ccsandbox::bwrap {
+namespace ccsandbox {
 
 class UniqueFd {
  public:
   UniqueFd() = default;
   explicit UniqueFd(int fd) : fd_(fd) {}
   ~UniqueFd() { reset(); }
-  UniqueFd(UniqueFd &&o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  UniqueFd &operator=(UniqueFd &&o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
+  UniqueFd(UniqueFd &&other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd &operator=(UniqueFd &&other) noexcept {
+    if (this != &other) reset(std::exchange(other.fd_, -1));
     return *this;
   }
   UniqueFd(const UniqueFd &) = delete;
@@ -25,6 +22,7 @@ class UniqueFd {
 
   int get() const { return fd_; }
   explicit operator bool() const { return fd_ >= 0; }
+  int release() { return std::exchange(fd_, -1); }
   void reset(int fd = -1) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = fd;
@@ -34,4 +32,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace ccsandbox::bwrap
+}  // namespace ccsandbox

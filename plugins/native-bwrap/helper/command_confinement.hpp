@@ -1,0 +1,68 @@
+// The kernel layers on each command the helper starts (ccsandbox_confine):
+// Landlock and the seccomp filter go on in the child just before exec, and a
+// Supervisor serves the child's listener on a thread of its own, so a
+// command's supervised calls never wait on the helper's control loop.
+//
+// Per command: prepareLaunch() builds the Landlock ruleset and the filter
+// before fork; the returned hooks apply them in the child and, in the helper
+// right after fork, take the listener and start the supervisor (the child's
+// execve is itself supervised, so it must be served before the launcher waits
+// for the exec). The supervisor thread ends when every process under the
+// filter is gone; the helper's io_context joins it.
+#pragma once
+
+#include "command_launcher.hpp"
+
+#include "ccsandbox/confine/confine_rules.hpp"
+#include "ccsandbox/confine/supervisor.hpp"
+
+#include <boost/asio/io_context.hpp>
+
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace ccsandbox::bwrap {
+
+class CommandConfinement {
+ public:
+  // Called on a supervisor thread: report it to the plugin.
+  using ViolationReport =
+      std::function<void(const std::string &execId, const confine::Violation &)>;
+  // Called on the helper's thread: a command's confinement could not start.
+  using Problem = std::function<void(const std::string &message)>;
+
+  CommandConfinement(boost::asio::io_context &io, confine::ConfineRules rules,
+                     ViolationReport onViolation, Problem onProblem);
+  ~CommandConfinement();
+  CommandConfinement(const CommandConfinement &) = delete;
+  CommandConfinement &operator=(const CommandConfinement &) = delete;
+
+  // Before fork. Throws std::exception with a message for the user when the
+  // rules cannot be turned into kernel objects (the command is then not run).
+  ConfinementHooks prepareLaunch(const std::string &execId);
+
+ private:
+  struct Served {
+    std::unique_ptr<confine::Supervisor> supervisor;
+    std::thread thread;
+  };
+  void serve(const std::string &execId, UniqueFd listener);
+
+  boost::asio::io_context &io_;
+  const confine::ConfineRules rules_;
+  ViolationReport onViolation_;
+  Problem onProblem_;
+  std::list<Served> served_;  // touched on the helper's thread only
+};
+
+// `ccsandbox-bwrap-helper --check-confinement`: inside the probe's trial
+// sandbox, confine a child, let it attempt one forbidden create and check the
+// supervisor refused and reported it. Prints two lines — "supervisor: ok" or
+// "supervisor: <why not>", and "landlock: ok" or "landlock: <note>" — and
+// returns 0 when it could tell.
+int checkConfinement();
+
+}  // namespace ccsandbox::bwrap
