@@ -7,8 +7,8 @@
 // Targets (docs/performance.md): >= 90 % of direct throughput, < 1 ms added latency.
 //
 //   egress_bench [--bytes MiB] [--connects N] [--tunnels N]
-#include "egress_proxies.hpp"
 #include "ccsandbox/unique_fd.hpp"
+#include "egress_proxies.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>

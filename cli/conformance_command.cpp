@@ -19,7 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char *kConformanceHelp = R"(usage: ccsandbox conformance PLUGIN_FILE [--no-filename-rules] [--json] [-v]
+constexpr const char *kConformanceHelp =
+    R"(usage: ccsandbox conformance PLUGIN_FILE [--no-filename-rules] [--json] [-v]
 
 Loads PLUGIN_FILE alone, probes it, and checks the backend contract through a
 real session: lifecycle and badge, exit codes (including signals, 126/127),
@@ -129,10 +130,11 @@ class Conformance {
     check("stdin, environment and working directory reach the command", [&] {
       int in[2];
       expect(::pipe(in) == 0, "pipe");
-      auto p = session->exec({.argv = {"sh", "-c", "read line; echo \"$line $CONFORMANCE_VAR $(pwd)\""},
-                              .env = {{"CONFORMANCE_VAR", "v42"}},
-                              .cwd = workdir_,
-                              .stdinFd = in[0]});
+      auto p =
+          session->exec({.argv = {"sh", "-c", "read line; echo \"$line $CONFORMANCE_VAR $(pwd)\""},
+                         .env = {{"CONFORMANCE_VAR", "v42"}},
+                         .cwd = workdir_,
+                         .stdinFd = in[0]});
       ::close(in[0]);
       [[maybe_unused]] auto n = ::write(in[1], "hello\n", 6);
       ::close(in[1]);
@@ -141,7 +143,9 @@ class Conformance {
       expect(out == "hello v42 " + workdir_ + "\n", "got \"" + out + "\"");
     });
     check("8 MiB of output arrive whole and in order", [&] {
-      auto p = session->exec({.argv = {"sh", "-c", "i=0; while [ $i -lt 131072 ]; do printf '%063d\\n' $i; i=$((i+1)); done"}});
+      auto p = session->exec(
+          {.argv = {"sh", "-c",
+                    "i=0; while [ $i -lt 131072 ]; do printf '%063d\\n' $i; i=$((i+1)); done"}});
       expect(p->wait() == 0, "exit code " + std::to_string(p->wait()));
       std::string out = log_.stream(p->execId(), SandboxEventType::stdoutData);
       expect(out.size() == 131072u * 64u, "got " + std::to_string(out.size()) + " bytes");
@@ -158,8 +162,9 @@ class Conformance {
       expect(p->wait() == 128 + SIGKILL, "exit code " + std::to_string(p->wait()));
     });
     check("signal reaches the command's process group", [&] {
-      auto p = session->exec({.argv = {"sh", "-c", "trap 'echo got-int; exit 9' INT; echo armed; "
-                                                   "while :; do sleep 0.05; done"}});
+      auto p = session->exec({.argv = {"sh", "-c",
+                                       "trap 'echo got-int; exit 9' INT; echo armed; "
+                                       "while :; do sleep 0.05; done"}});
       expect(log_.waitForStdout(p->execId(), "armed"), "the command never started");
       p->signal(SIGINT);
       expect(p->wait() == 9, "exit code " + std::to_string(p->wait()));
@@ -240,11 +245,16 @@ int conformanceCommand(const std::vector<std::string> &argv) {
       std::cout << kConformanceHelp;
       return 0;
     }
-    if (args.flag("--json")) asJson = true;
-    else if (args.flag("--no-filename-rules")) filenameRules = false;
-    else if (args.flag("-v") || args.flag("--verbose")) configureLogging(true);
-    else if (!file && !args.peek().empty() && args.peek()[0] != '-') file = args.next();
-    else args.unknown();
+    if (args.flag("--json"))
+      asJson = true;
+    else if (args.flag("--no-filename-rules"))
+      filenameRules = false;
+    else if (args.flag("-v") || args.flag("--verbose"))
+      configureLogging(true);
+    else if (!file && !args.peek().empty() && args.peek()[0] != '-')
+      file = args.next();
+    else
+      args.unknown();
   }
   if (!file) throw UsageError("conformance: no plugin file given (see --help)");
   std::error_code ec;
@@ -276,18 +286,17 @@ int conformanceCommand(const std::vector<std::string> &argv) {
   for (auto &c : checks) failed += c.passed ? 0 : 1;
   if (asJson) {
     boost::json::array rows;
-    for (auto &c : checks) rows.push_back({{"check", c.name}, {"passed", c.passed}, {"detail", c.detail}});
-    std::cout << boost::json::serialize(boost::json::object{
-                     {"plugin", info.name},
-                     {"backend", toString(info.backend)},
-                     {"available", info.probe.available},
-                     {"checks", std::move(rows)},
-                     {"failed", failed}})
+    for (auto &c : checks)
+      rows.push_back({{"check", c.name}, {"passed", c.passed}, {"detail", c.detail}});
+    std::cout << boost::json::serialize(boost::json::object{{"plugin", info.name},
+                                                            {"backend", toString(info.backend)},
+                                                            {"available", info.probe.available},
+                                                            {"checks", std::move(rows)},
+                                                            {"failed", failed}})
               << "\n";
   } else {
     std::cout << info.name << " (" << toString(info.backend) << ", " << plugin.string() << ")\n";
-    if (!info.probe.available)
-      std::cout << "unavailable on this host: " << info.probe.hint << "\n";
+    if (!info.probe.available) std::cout << "unavailable on this host: " << info.probe.hint << "\n";
     for (auto &c : checks)
       std::cout << (c.passed ? "PASS  " : "FAIL  ") << c.name
                 << (c.detail.empty() ? "" : ": " + c.detail) << "\n";

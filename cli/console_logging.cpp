@@ -12,10 +12,14 @@ void configureLogging(bool verbose) {
   Level level = verbose ? Level::info : Level::warning;
   if (const char *env = std::getenv("CCSANDBOX_LOG"); env && *env && !verbose) {
     std::string v(env);
-    if (v == "debug") level = Level::debug;
-    else if (v == "info") level = Level::info;
-    else if (v == "warning") level = Level::warning;
-    else if (v == "error") level = Level::error;
+    if (v == "debug")
+      level = Level::debug;
+    else if (v == "info")
+      level = Level::info;
+    else if (v == "warning")
+      level = Level::warning;
+    else if (v == "error")
+      level = Level::error;
     else
       throw UsageError("CCSANDBOX_LOG: invalid value \"" + v +
                        "\" (accepted: debug, info, warning, error)");

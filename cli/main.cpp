@@ -70,7 +70,8 @@ int main(int argc, char **argv) {
     if (command == "plugins") return ccsandbox::cli::pluginsCommand(rest);
     if (command == "policy") return ccsandbox::cli::policyCommand(rest);
     if (command == "conformance") return ccsandbox::cli::conformanceCommand(rest);
-    throw ccsandbox::UsageError("unknown command \"" + command + "\" (commands: run, policy, probe, plugins, conformance)");
+    throw ccsandbox::UsageError("unknown command \"" + command +
+                                "\" (commands: run, policy, probe, plugins, conformance)");
   } catch (const std::exception &e) {
     std::cerr << "ccsandbox: " << e.what() << "\n";
     return 125;

@@ -55,10 +55,14 @@ int probeCommand(const std::vector<std::string> &argv) {
       std::cout << kProbeHelp;
       return 0;
     }
-    if (args.flag("--json")) asJson = true;
-    else if (args.flag("-v") || args.flag("--verbose")) configureLogging(true);
-    else if (auto v = args.option("--sandbox")) options.sandbox = parseSandboxSwitch(*v, "--sandbox");
-    else args.unknown();
+    if (args.flag("--json"))
+      asJson = true;
+    else if (args.flag("-v") || args.flag("--verbose"))
+      configureLogging(true);
+    else if (auto v = args.option("--sandbox"))
+      options.sandbox = parseSandboxSwitch(*v, "--sandbox");
+    else
+      args.unknown();
   }
   Runtime runtime(options);
   if (asJson) {
@@ -92,17 +96,20 @@ int pluginsCommand(const std::vector<std::string> &argv) {
       std::cout << kPluginsHelp;
       return 0;
     }
-    if (args.flag("--json")) asJson = true;
-    else if (args.flag("-v") || args.flag("--verbose")) configureLogging(true);
-    else args.unknown();
+    if (args.flag("--json"))
+      asJson = true;
+    else if (args.flag("-v") || args.flag("--verbose"))
+      configureLogging(true);
+    else
+      args.unknown();
   }
   Runtime runtime;
   if (asJson) {
     boost::json::array rows;
     for (const auto &p : runtime.plugins()) {
       auto o = pluginJson(p);
-      rows.push_back({{"name", o["name"]}, {"backend", o["backend"]}, {"abi", o["abi"]},
-                      {"file", o["file"]}});
+      rows.push_back(
+          {{"name", o["name"]}, {"backend", o["backend"]}, {"abi", o["abi"]}, {"file", o["file"]}});
     }
     std::cout << boost::json::serialize(boost::json::object{{"plugins", std::move(rows)}}) << "\n";
     return 0;
@@ -110,8 +117,8 @@ int pluginsCommand(const std::vector<std::string> &argv) {
   std::size_t w = widest(runtime.plugins(), 6);
   for (const auto &p : runtime.plugins())
     std::cout << std::left << std::setw(static_cast<int>(w) + 2) << p.name << std::setw(9)
-              << toString(p.backend) << "ABI " << p.abiMajor << "." << p.abiMinor << "  "
-              << p.file << "\n";
+              << toString(p.backend) << "ABI " << p.abiMajor << "." << p.abiMinor << "  " << p.file
+              << "\n";
   return 0;
 }
 

@@ -80,17 +80,22 @@ RunCommandOptions parseRunOptions(const std::vector<std::string> &argv, bool &he
       help = true;
       return o;
     }
-    if (args.flag("-v") || args.flag("--verbose")) configureLogging(true);
-    else if (parseLaunchOption(args, o.launch)) continue;
-    else if (auto v = args.option("--events")) o.eventsFile = *v;
-    else if (auto v = args.option("--timeout")) o.timeout = parseTimeout(*v);
+    if (args.flag("-v") || args.flag("--verbose"))
+      configureLogging(true);
+    else if (parseLaunchOption(args, o.launch))
+      continue;
+    else if (auto v = args.option("--events"))
+      o.eventsFile = *v;
+    else if (auto v = args.option("--timeout"))
+      o.timeout = parseTimeout(*v);
     else if (!args.peek().empty() && args.peek()[0] != '-') {
       o.command = args.rest();  // like env(1): the command starts at the first operand
       break;
     } else
       args.unknown();
   }
-  if (o.command.empty()) throw UsageError("run: no command given (usage: ccsandbox run [options] -- CMD [ARGS...])");
+  if (o.command.empty())
+    throw UsageError("run: no command given (usage: ccsandbox run [options] -- CMD [ARGS...])");
   return o;
 }
 
@@ -122,8 +127,10 @@ class SignalForwarder {
         if (sigwait(&set_, &sig) != 0) continue;
         if (sig == SIGUSR1 && stopping_) return;
         std::lock_guard lock(mutex_);
-        if (process_) process_->signal(sig);
-        else pending_ = sig;
+        if (process_)
+          process_->signal(sig);
+        else
+          pending_ = sig;
       }
     });
   }

@@ -31,8 +31,8 @@ int c_client_run(const char *plugin_dir, const char *script, char *events, size_
     ccsandbox_free(error);
     return -1;
   }
-  ccsandbox_session *s =
-      ccsandbox_launch(rt, "{\"backend\": \"none\", \"kind\": \"agent-bash\"}", on_event, &c, &error);
+  ccsandbox_session *s = ccsandbox_launch(rt, "{\"backend\": \"none\", \"kind\": \"agent-bash\"}",
+                                          on_event, &c, &error);
   if (!s) {
     snprintf(events, cap, "%s", error);
     ccsandbox_free(error);

@@ -90,8 +90,8 @@ BOOST_AUTO_TEST_CASE(a_timeout_ends_a_group_that_ignores_sigterm) {
   test::TempTree tree;
   std::string events = tree.path() + "/events.jsonl";
   // Both the shell and its background child ignore SIGTERM; the marker finds stragglers.
-  auto r = cli({"run", "--backend", "none", "--timeout", "2", "--events", events, "--", "sh",
-                "-c", "trap '' TERM; sleep 31.4159 & sleep 31.4159; wait"});
+  auto r = cli({"run", "--backend", "none", "--timeout", "2", "--events", events, "--", "sh", "-c",
+                "trap '' TERM; sleep 31.4159 & sleep 31.4159; wait"});
   BOOST_CHECK_EQUAL(r.status, 137);
   BOOST_CHECK_EQUAL(countProcesses("sleep 31.4159"), 0);
   bool killedByTimeout = false;
@@ -162,11 +162,13 @@ BOOST_AUTO_TEST_CASE(bad_input_exits_125_with_one_line) {
            {{"run", "--spec", broken, "--", "true"}, "invalid JSON at line 1"},
            {{"run", "--spec", tree.path() + "/nope.json", "--", "true"}, "cannot read"},
            {{"run", "--sandbox", "maybe", "--", "true"}, "(accepted: on, off)"},
-           {{"run", "--backend", "docker", "--", "true"}, "(accepted: auto, native, none, microvm)"},
+           {{"run", "--backend", "docker", "--", "true"},
+            "(accepted: auto, native, none, microvm)"},
            {{"run", "--mode", "yolo", "--", "true"}, "(accepted: chat, review, plan, orchestrate)"},
            {{"run", "--timeout", "soon", "--", "true"}, "--timeout"},
            {{"run", "--timeout", "-1", "--", "true"}, "--timeout"},
-           {{"run", "--workdir", tree.path() + "/missing", "--", "true"}, "not an existing directory"},
+           {{"run", "--workdir", tree.path() + "/missing", "--", "true"},
+            "not an existing directory"},
            {{"run", "--frobnicate", "--", "true"}, "unknown option --frobnicate"},
            {{"run", "--"}, "no command given"},
            {{"run", "--backend", "microvm", "--", "true"}, "microvm"},

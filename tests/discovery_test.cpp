@@ -49,8 +49,8 @@ BOOST_AUTO_TEST_CASE(bad_files_are_skipped_with_one_line_each) {
   test::TempTree tree;
   tree.file("plugins/garbage.so", "this is not an ELF file\n");
   test::LogCapture log;
-  Runtime rt(only({kFixtures + "/bad", tree.path() + "/plugins", tree.path() + "/missing",
-                   kNoneOnly}));
+  Runtime rt(
+      only({kFixtures + "/bad", tree.path() + "/plugins", tree.path() + "/missing", kNoneOnly}));
 
   // The survivors: the first of two plugins named fixture-dup, and none.
   BOOST_CHECK((names(rt) == std::vector<std::string>{"fixture-dup", "none"}));
@@ -60,12 +60,14 @@ BOOST_AUTO_TEST_CASE(bad_files_are_skipped_with_one_line_each) {
   BOOST_CHECK_EQUAL(log.count({"plugin " + bad + "libfixture-abi99.so: not loaded: plugin ABI 99.",
                                "core ABI 1.", "major versions differ"}),
                     1u);
-  BOOST_CHECK_EQUAL(log.count({"plugin " + bad + "libnot-a-plugin.so: not loaded: no "
+  BOOST_CHECK_EQUAL(log.count({"plugin " + bad +
+                               "libnot-a-plugin.so: not loaded: no "
                                "ccsandbox_backend_v1 symbol"}),
                     1u);
-  BOOST_CHECK_EQUAL(log.count({"plugin " + bad + "libfixture-dup-b.so: not loaded: plugin name "
-                               "\"fixture-dup\" is already provided by " + bad +
-                               "libfixture-dup-a.so"}),
+  BOOST_CHECK_EQUAL(log.count({"plugin " + bad +
+                               "libfixture-dup-b.so: not loaded: plugin name "
+                               "\"fixture-dup\" is already provided by " +
+                               bad + "libfixture-dup-a.so"}),
                     1u);
   BOOST_CHECK_EQUAL(log.count({"plugin " + tree.path() + "/plugins/garbage.so: not loaded:"}), 1u);
   BOOST_CHECK_EQUAL(log.count({"plugin directory " + tree.path() + "/missing: skipped"}), 1u);

@@ -2,8 +2,8 @@
 // maps test names, a proxy pair with its refusals recorded, raw socket helpers.
 #pragma once
 
-#include "egress_proxies.hpp"
 #include "ccsandbox/unique_fd.hpp"
+#include "egress_proxies.hpp"
 
 #include <boost/asio/post.hpp>
 

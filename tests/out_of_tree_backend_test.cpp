@@ -29,10 +29,10 @@ BOOST_AUTO_TEST_CASE(example_backend_builds_against_the_installed_sdk_and_runs) 
     BOOST_CHECK_MESSAGE(std::filesystem::exists(prefix + "/" + installed), installed);
 
   const std::string build = tree.path() + "/hello-build";
-  auto configure = runChild({"cmake", "-S", std::string(CCSANDBOX_SOURCE_DIR) + "/sdk/examples/hello-backend",
-                             "-B", build, "-DCMAKE_PREFIX_PATH=" + prefix,
-                             "-DCMAKE_BUILD_TYPE=Release"},
-                            slow);
+  auto configure =
+      runChild({"cmake", "-S", std::string(CCSANDBOX_SOURCE_DIR) + "/sdk/examples/hello-backend",
+                "-B", build, "-DCMAKE_PREFIX_PATH=" + prefix, "-DCMAKE_BUILD_TYPE=Release"},
+               slow);
   BOOST_REQUIRE_MESSAGE(configure.status == 0, configure.out + configure.err);
   auto compile = runChild({"cmake", "--build", build, "-j2"}, slow);
   BOOST_REQUIRE_MESSAGE(compile.status == 0, compile.out + compile.err);
@@ -57,6 +57,7 @@ BOOST_AUTO_TEST_CASE(example_backend_builds_against_the_installed_sdk_and_runs) 
   BOOST_CHECK_EQUAL(code.out, "out\n");
   BOOST_CHECK_EQUAL(code.err, "err\n");
   // A third party's backend passes the same conformance kit as ours.
-  auto kit = runChild({prefix + "/bin/ccsandbox", "conformance", build + "/libhello-backend.so"}, env);
+  auto kit =
+      runChild({prefix + "/bin/ccsandbox", "conformance", build + "/libhello-backend.so"}, env);
   BOOST_CHECK_MESSAGE(kit.status == 0, kit.out + kit.err);
 }

@@ -66,8 +66,9 @@ BOOST_AUTO_TEST_CASE(explicit_requests_never_degrade) {
   BOOST_CHECK_MESSAGE(why.find("install bubblewrap") != std::string::npos, why);
   BOOST_CHECK(refusal(on, LaunchKind::agentBash, RequestedBackend::microvm)
                   .find("no microvm backend plugin is installed") != std::string::npos);
-  BOOST_CHECK(routeLaunch(on, LaunchKind::agentBash, RequestedBackend::none, std::nullopt).backend ==
-              SandboxBackend::none);
+  BOOST_CHECK(
+      routeLaunch(on, LaunchKind::agentBash, RequestedBackend::none, std::nullopt).backend ==
+      SandboxBackend::none);
 
   std::vector<PluginInfo> full{kNone, kNativeOn};
   RouterInput off{SandboxSwitch::off, SandboxBackend::none, &full};
@@ -79,10 +80,12 @@ BOOST_AUTO_TEST_CASE(terminal_rules) {
   std::vector<PluginInfo> plugins{kNone, kNativeOn};
   RouterInput in{SandboxSwitch::on, SandboxBackend::none, &plugins};
   // Default none, whatever the dispatch probe says; the switch does not apply.
-  BOOST_CHECK(routeLaunch(in, LaunchKind::terminal, RequestedBackend::automatic, std::nullopt)
-                  .backend == SandboxBackend::none);
-  BOOST_CHECK(routeLaunch(in, LaunchKind::terminal, RequestedBackend::native, std::nullopt)
-                  .backend == SandboxBackend::native);
+  BOOST_CHECK(
+      routeLaunch(in, LaunchKind::terminal, RequestedBackend::automatic, std::nullopt).backend ==
+      SandboxBackend::none);
+  BOOST_CHECK(
+      routeLaunch(in, LaunchKind::terminal, RequestedBackend::native, std::nullopt).backend ==
+      SandboxBackend::native);
   // An explicit microvm fails loudly: never "I asked for a VM and got my laptop".
   BOOST_CHECK(refusal(in, LaunchKind::terminal, RequestedBackend::microvm).find("microvm") !=
               std::string::npos);
@@ -110,7 +113,8 @@ BOOST_AUTO_TEST_CASE(terminal_rules) {
 BOOST_AUTO_TEST_CASE(plugin_by_name) {
   std::vector<PluginInfo> plugins{kNone, kNativeOn, kVm};
   RouterInput in{SandboxSwitch::on, SandboxBackend::none, &plugins};
-  BOOST_CHECK_EQUAL(routeLaunch(in, LaunchKind::agentBash, RequestedBackend::automatic, "vm").plugin, "vm");
+  BOOST_CHECK_EQUAL(
+      routeLaunch(in, LaunchKind::agentBash, RequestedBackend::automatic, "vm").plugin, "vm");
   BOOST_CHECK(refusal(in, LaunchKind::agentBash, RequestedBackend::automatic, "nope")
                   .find("no plugin named nope") != std::string::npos);
   BOOST_CHECK(refusal(in, LaunchKind::agentBash, RequestedBackend::none, "vm") != "(routed)");

@@ -73,12 +73,15 @@ BOOST_AUTO_TEST_CASE(exactly_one_startup_line_per_case) {
     std::string line;
   };
   for (const auto &c : std::vector<Case>{
-           {{kFixtures + "/native-ok", kNoneOnly}, SandboxSwitch::on,
+           {{kFixtures + "/native-ok", kNoneOnly},
+            SandboxSwitch::on,
             "agent sandbox ON fixture — namespace isolation, no kernel boundary"},
-           {{kFixtures + "/native-off", kNoneOnly}, SandboxSwitch::on,
+           {{kFixtures + "/native-off", kNoneOnly},
+            SandboxSwitch::on,
             "no OS-native agent sandbox on this host install fixture-tools: sudo apt-get install "
             "fixture-tools"},
-           {{kFixtures + "/native-ok", kNoneOnly}, SandboxSwitch::off,
+           {{kFixtures + "/native-ok", kNoneOnly},
+            SandboxSwitch::off,
             "agent sandbox DISABLED by --sandbox off"}}) {
     test::LogCapture log;
     Runtime rt(options(c.dirs, c.sw));
@@ -143,7 +146,8 @@ BOOST_AUTO_TEST_CASE(terminal_default_microvm_falls_back_to_native_with_a_log_li
   launch.kind = LaunchKind::terminal;
   auto session = rt.launch(std::move(launch));
   BOOST_CHECK(session->handle().backend == SandboxBackend::native);
-  BOOST_CHECK_EQUAL(log.count({"terminal: default backend microvm unavailable", "falling back to native"}), 1u);
+  BOOST_CHECK_EQUAL(
+      log.count({"terminal: default backend microvm unavailable", "falling back to native"}), 1u);
   session->destroy();
   LaunchOptions vm;
   vm.kind = LaunchKind::terminal;
@@ -187,8 +191,8 @@ BOOST_AUTO_TEST_CASE(kill_ends_the_process_group_and_says_why) {
   LaunchOptions launch;
   launch.onEvent = rec.callback();
   auto session = rt.launch(std::move(launch));
-  auto p = session->exec(
-      {.argv = {"sh", "-c", "trap '' TERM; sleep 30 & echo armed; sleep 30; wait"}});
+  auto p =
+      session->exec({.argv = {"sh", "-c", "trap '' TERM; sleep 30 & echo armed; sleep 30; wait"}});
   BOOST_REQUIRE(rec.waitForStdout("armed"));
   p->kill();
   BOOST_CHECK_EQUAL(p->wait(), 128 + SIGKILL);
@@ -211,9 +215,10 @@ BOOST_AUTO_TEST_CASE(destroy_ends_running_commands_with_an_exit) {
 
 BOOST_AUTO_TEST_CASE(environment_per_launch_kind) {
   RuntimeOptions o = options({kNoneOnly});
-  o.hostEnv = std::map<std::string, std::string>{
-      {"PATH", "/usr/bin:/bin"}, {"NODE_OPTIONS", "--inspect"}, {"LD_PRELOAD", "/nonexistent.so"},
-      {"KEEP", "1"}};
+  o.hostEnv = std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"},
+                                                 {"NODE_OPTIONS", "--inspect"},
+                                                 {"LD_PRELOAD", "/nonexistent.so"},
+                                                 {"KEEP", "1"}};
   Runtime rt(o);
   auto envOf = [&](LaunchKind kind) {
     Recorder rec;
@@ -232,7 +237,8 @@ BOOST_AUTO_TEST_CASE(environment_per_launch_kind) {
     BOOST_CHECK(env.find("KEEP=1") != std::string::npos);
     BOOST_CHECK(env.find("NODE_OPTIONS") == std::string::npos);
     BOOST_CHECK(env.find("LD_PRELOAD") == std::string::npos);
-    BOOST_CHECK(env.find("BASH_ENV") == std::string::npos);  // the caller's overlay is sanitised too
+    BOOST_CHECK(env.find("BASH_ENV") ==
+                std::string::npos);  // the caller's overlay is sanitised too
   }
   // Claude Code through the no-sandbox path inherits the host environment.
   std::string cc = envOf(LaunchKind::claudeCode);

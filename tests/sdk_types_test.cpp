@@ -14,7 +14,9 @@ using namespace ccsandbox;
 
 namespace {
 
-SandboxSpec decode(const std::string &text) { return decodeSandboxSpec(json::parse(text, "spec")); }
+SandboxSpec decode(const std::string &text) {
+  return decodeSandboxSpec(json::parse(text, "spec"));
+}
 
 // The message of the DecodeError that decoding `text` throws.
 std::string rejection(const std::string &text) {
@@ -88,9 +90,11 @@ BOOST_AUTO_TEST_CASE(spec_rejections_name_the_field) {
       "bindMounts[2].hostPath: must be absolute (\"rel/c\" is relative)");
   BOOST_CHECK_EQUAL(rejection(R"({"networkEnabled":"yes"})"),
                     "networkEnabled: must be a boolean, not a string");
-  BOOST_CHECK_EQUAL(rejection(R"({"bindMounts":{}})"), "bindMounts: must be an array, not an object");
-  BOOST_CHECK_EQUAL(rejection(R"({"mode":"yolo"})"),
-                    "mode: unknown value \"yolo\" (expected one of: chat, review, plan, orchestrate)");
+  BOOST_CHECK_EQUAL(rejection(R"({"bindMounts":{}})"),
+                    "bindMounts: must be an array, not an object");
+  BOOST_CHECK_EQUAL(
+      rejection(R"({"mode":"yolo"})"),
+      "mode: unknown value \"yolo\" (expected one of: chat, review, plan, orchestrate)");
   BOOST_CHECK_EQUAL(rejection(R"({"protectedPaths":["/ok", 3]})"),
                     "protectedPaths[1]: must be a string, not a number");
   BOOST_CHECK_EQUAL(rejection(R"({"protectedPaths":["relative"]})"),
@@ -106,7 +110,8 @@ BOOST_AUTO_TEST_CASE(spec_rejections_name_the_field) {
                   .starts_with("bindMounts[0].ro: unknown field"));
   // `~` is the host home where a policy path is meant, never for a bind's host side.
   BOOST_CHECK_EQUAL(decode(R"({"protectedPaths":["~/repo"]})").protectedPaths.at(0), "~/repo");
-  BOOST_CHECK(rejection(R"({"bindMounts":[{"hostPath":"~/x"}]})").starts_with("bindMounts[0].hostPath"));
+  BOOST_CHECK(
+      rejection(R"({"bindMounts":[{"hostPath":"~/x"}]})").starts_with("bindMounts[0].hostPath"));
 }
 
 BOOST_AUTO_TEST_CASE(invalid_json_names_line_and_column) {
@@ -114,7 +119,8 @@ BOOST_AUTO_TEST_CASE(invalid_json_names_line_and_column) {
     json::parse("{\n  \"mode\": \"chat\",\n  oops\n}", "spec.json");
     BOOST_FAIL("accepted invalid JSON");
   } catch (const DecodeError &e) {
-    BOOST_CHECK_EQUAL(std::string(e.what()).substr(0, 40), "spec.json: invalid JSON at line 3, colum");
+    BOOST_CHECK_EQUAL(std::string(e.what()).substr(0, 40),
+                      "spec.json: invalid JSON at line 3, colum");
   }
   BOOST_CHECK_THROW(json::parse("{} {}", "x"), DecodeError);
   BOOST_CHECK_THROW(json::parse("", "x"), DecodeError);
@@ -162,7 +168,8 @@ BOOST_AUTO_TEST_CASE(events_round_trip) {
   r.backend = SandboxBackend::none;
   BOOST_CHECK_EQUAL(toJson(r).at("backend").as_string(), "none");  // the badge
 
-  auto exit = json::parse(R"({"type":"exit","sessionId":"s","execId":"e2","exitCode":137,"signal":9})", "e");
+  auto exit = json::parse(
+      R"({"type":"exit","sessionId":"s","execId":"e2","exitCode":137,"signal":9})", "e");
   SandboxEvent e = decodeSandboxEvent(exit);
   BOOST_CHECK(*e.exitCode == 137 && *e.signal == 9);
   BOOST_CHECK_THROW(decodeSandboxEvent(json::parse(R"({"type":"exit","sessionId":"s"})", "e")),
@@ -181,9 +188,9 @@ BOOST_AUTO_TEST_CASE(output_that_is_not_utf8_travels_as_base64) {
   auto o = toJson(out).as_object();
   BOOST_CHECK(!o.contains("data"));
   BOOST_CHECK_EQUAL(o.at("dataBase64").as_string(), "/wAB");
-  BOOST_CHECK(!detail::isValidUtf8("\xc0\xaf"));          // overlong
-  BOOST_CHECK(!detail::isValidUtf8("\xed\xa0\x80"));      // surrogate
-  BOOST_CHECK(!detail::isValidUtf8("\xe2\x82"));          // truncated
+  BOOST_CHECK(!detail::isValidUtf8("\xc0\xaf"));         // overlong
+  BOOST_CHECK(!detail::isValidUtf8("\xed\xa0\x80"));     // surrogate
+  BOOST_CHECK(!detail::isValidUtf8("\xe2\x82"));         // truncated
   BOOST_CHECK(detail::isValidUtf8("\xf0\x9f\x98\x80"));  // U+1F600
   BOOST_CHECK_EQUAL(detail::base64Encode("ab"), "YWI=");
   BOOST_CHECK_EQUAL(detail::base64Encode("abc"), "YWJj");

@@ -54,7 +54,8 @@ RuntimeOptions decodeRuntimeOptions(const boost::json::value &v) {
   RuntimeOptions o;
   if (auto *f = r.find("sandbox"))
     o.sandbox = readEnum(kSandboxSwitchNames, *f, r.pathOf("sandbox"));
-  if (auto *f = r.find("pluginPath")) o.pluginPath = json::readStringList(*f, r.pathOf("pluginPath"));
+  if (auto *f = r.find("pluginPath"))
+    o.pluginPath = json::readStringList(*f, r.pathOf("pluginPath"));
   if (auto *f = r.find("searchInstallDir"))
     o.searchInstallDir = json::readBool(*f, r.pathOf("searchInstallDir"));
   o.terminalDefaultBackend =
@@ -81,7 +82,9 @@ ccsandbox_runtime *ccsandbox_runtime_new(const char *options_json, char **error)
   });
 }
 
-void ccsandbox_runtime_free(ccsandbox_runtime *runtime) { delete runtime; }
+void ccsandbox_runtime_free(ccsandbox_runtime *runtime) {
+  delete runtime;
+}
 
 char *ccsandbox_runtime_probe(ccsandbox_runtime *runtime) {
   return guarded<char *>(nullptr, nullptr, [&] {
@@ -147,8 +150,7 @@ void ccsandbox_session_destroy(ccsandbox_session *session) {
   delete session;
 }
 
-ccsandbox_process *ccsandbox_exec(ccsandbox_session *session, const char *exec_json,
-                                  char **error) {
+ccsandbox_process *ccsandbox_exec(ccsandbox_session *session, const char *exec_json, char **error) {
   return guarded<ccsandbox_process *>(error, nullptr, [&] {
     auto doc = parseOrEmpty(exec_json, "exec request");
     json::ObjectReader r(doc, "");
@@ -157,7 +159,8 @@ ccsandbox_process *ccsandbox_exec(ccsandbox_session *session, const char *exec_j
     if (auto *f = r.find("env")) {
       if (!f->is_object()) json::wrongType("env", *f, "an object");
       for (const auto &kv : f->get_object())
-        o.env[std::string(kv.key())] = json::readString(kv.value(), json::joinPath("env", kv.key()));
+        o.env[std::string(kv.key())] =
+            json::readString(kv.value(), json::joinPath("env", kv.key()));
     }
     if (auto *f = r.find("cwd")) o.cwd = json::readString(*f, "cwd");
     if (auto *f = r.find("stdinFd")) o.stdinFd = static_cast<int>(json::readInt(*f, "stdinFd"));
@@ -189,8 +192,12 @@ void ccsandbox_process_kill(ccsandbox_process *process) {
   });
 }
 
-void ccsandbox_process_free(ccsandbox_process *process) { delete process; }
+void ccsandbox_process_free(ccsandbox_process *process) {
+  delete process;
+}
 
-void ccsandbox_free(char *text) { std::free(text); }
+void ccsandbox_free(char *text) {
+  std::free(text);
+}
 
 }  // extern "C"

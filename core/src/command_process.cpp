@@ -55,7 +55,9 @@ CommandProcess::~CommandProcess() {
   }
 }
 
-void CommandProcess::start() { pump_ = std::thread([this] { run(); }); }
+void CommandProcess::start() {
+  pump_ = std::thread([this] { run(); });
+}
 
 void CommandProcess::join() {
   if (pump_.joinable() && pump_.get_id() != std::this_thread::get_id()) pump_.join();
@@ -200,9 +202,8 @@ void CommandProcess::run() {
     if (ended && !exit) next = now + std::chrono::milliseconds(100);
     int waitMs = -1;
     if (next)
-      waitMs = static_cast<int>(
-          std::max<long long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     *next - now).count() + 1));
+      waitMs = static_cast<int>(std::max<long long>(
+          0, std::chrono::duration_cast<std::chrono::milliseconds>(*next - now).count() + 1));
 
     pollfd fds[3] = {{outOpen ? out_.get() : -1, POLLIN, 0},
                      {errOpen ? err_.get() : -1, POLLIN, 0},

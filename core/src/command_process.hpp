@@ -28,8 +28,7 @@ class CommandProcess final : public Process {
   };
 
   CommandProcess(std::string sessionId, std::string execId, UniqueFd stdoutRead,
-                 UniqueFd stderrRead, Hooks hooks,
-                 std::optional<std::chrono::milliseconds> timeout,
+                 UniqueFd stderrRead, Hooks hooks, std::optional<std::chrono::milliseconds> timeout,
                  std::chrono::milliseconds killGrace);
   ~CommandProcess() override;
 

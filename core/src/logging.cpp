@@ -28,8 +28,7 @@ boost::log::sources::severity_logger_mt<Level> &logger() {
 
 void write(Level level, std::string_view source, std::string_view message) {
   auto &lg = logger();
-  boost::log::record rec = lg.open_record(
-      (boost::log::keywords::severity = level));
+  boost::log::record rec = lg.open_record((boost::log::keywords::severity = level));
   if (!rec) return;
   rec.attribute_values().insert(
       "Source", boost::log::attributes::make_constant(std::string(source)).get_value());
@@ -41,8 +40,8 @@ void write(Level level, std::string_view source, std::string_view message) {
 
 void enableConsole(Level minimum) {
   static std::mutex mutex;
-  static boost::shared_ptr<boost::log::sinks::synchronous_sink<
-      boost::log::sinks::text_ostream_backend>>
+  static boost::shared_ptr<
+      boost::log::sinks::synchronous_sink<boost::log::sinks::text_ostream_backend>>
       sink;
   std::lock_guard lock(mutex);
   auto core = boost::log::core::get();
@@ -50,11 +49,11 @@ void enableConsole(Level minimum) {
   auto backend = boost::make_shared<boost::log::sinks::text_ostream_backend>();
   backend->add_stream(boost::shared_ptr<std::ostream>(&std::clog, boost::null_deleter()));
   backend->auto_flush(true);
-  sink = boost::make_shared<boost::log::sinks::synchronous_sink<
-      boost::log::sinks::text_ostream_backend>>(backend);
+  sink = boost::make_shared<
+      boost::log::sinks::synchronous_sink<boost::log::sinks::text_ostream_backend>>(backend);
   sink->set_filter(severity >= minimum);
-  sink->set_formatter(boost::log::expressions::stream
-                      << "ccsandbox: " << boost::log::expressions::smessage);
+  sink->set_formatter(boost::log::expressions::stream << "ccsandbox: "
+                                                      << boost::log::expressions::smessage);
   core->add_sink(sink);
 }
 

@@ -89,7 +89,9 @@ boost::json::object LoadedPlugin::launch(const LaunchRequest &request) {
   return {};
 }
 
-void LoadedPlugin::exec(const ExecRequest &request) { call(table_->exec, toJson(request), "exec"); }
+void LoadedPlugin::exec(const ExecRequest &request) {
+  call(table_->exec, toJson(request), "exec");
+}
 
 void LoadedPlugin::signal(const SignalRequest &request) {
   call(table_->signal, toJson(request), "signal");
@@ -205,10 +207,12 @@ Discovery discoverPlugins(const std::vector<std::string> &dirs, const boost::jso
     out.searchedDirs.push_back(dirText);
     std::vector<fs::path> files;
     for (const auto &entry : fs::directory_iterator(dir, ec))
-      if (entry.path().extension() == ".so" && entry.is_regular_file(ec)) files.push_back(entry.path());
+      if (entry.path().extension() == ".so" && entry.is_regular_file(ec))
+        files.push_back(entry.path());
     std::sort(files.begin(), files.end());  // a stable order makes "first wins" predictable
     for (const auto &file : files)
-      if (auto plugin = load(file, settings, out.plugins, sink)) out.plugins.push_back(std::move(plugin));
+      if (auto plugin = load(file, settings, out.plugins, sink))
+        out.plugins.push_back(std::move(plugin));
   }
   return out;
 }

@@ -19,7 +19,8 @@ const PluginInfo *firstInstalled(const RouterInput &in, SandboxBackend backend) 
 std::string whyUnavailable(const RouterInput &in, SandboxBackend backend) {
   const PluginInfo *p = firstInstalled(in, backend);
   if (!p) return "no " + std::string(toString(backend)) + " backend plugin is installed";
-  return p->name + " is not available: " + (p->probe.hint.empty() ? "probe said no" : p->probe.hint);
+  return p->name +
+         " is not available: " + (p->probe.hint.empty() ? "probe said no" : p->probe.hint);
 }
 
 Route to(SandboxBackend backend, const RouterInput &in, const std::string &why) {
@@ -28,7 +29,9 @@ Route to(SandboxBackend backend, const RouterInput &in, const std::string &why) 
   return Route{p->name, backend, std::nullopt};
 }
 
-bool isAgent(LaunchKind kind) { return kind != LaunchKind::terminal; }
+bool isAgent(LaunchKind kind) {
+  return kind != LaunchKind::terminal;
+}
 
 Route routeAgent(const RouterInput &in, RequestedBackend requested) {
   bool off = in.sandbox == SandboxSwitch::off;
@@ -41,13 +44,14 @@ Route routeAgent(const RouterInput &in, RequestedBackend requested) {
       return to(SandboxBackend::none, in, "cannot run without a sandbox");
     case RequestedBackend::native:
     case RequestedBackend::microvm: {
-      auto backend = requested == RequestedBackend::native ? SandboxBackend::native
-                                                           : SandboxBackend::microvm;
+      auto backend =
+          requested == RequestedBackend::native ? SandboxBackend::native : SandboxBackend::microvm;
       if (off)
         throw LaunchRefused("the " + std::string(toString(backend)) +
                             " backend was requested but the sandbox is turned off (--sandbox off)");
-      return to(backend, in, "the " + std::string(toString(backend)) +
-                                 " backend was requested but cannot be used on this host");
+      return to(backend, in,
+                "the " + std::string(toString(backend)) +
+                    " backend was requested but cannot be used on this host");
     }
   }
   throw LaunchRefused("unknown backend request");
@@ -58,8 +62,7 @@ Route routeAgent(const RouterInput &in, RequestedBackend requested) {
 Route routeTerminal(const RouterInput &in, RequestedBackend requested) {
   if (requested == RequestedBackend::automatic) {
     if (in.terminalDefault == SandboxBackend::microvm) {
-      if (firstAvailable(in, SandboxBackend::microvm))
-        return to(SandboxBackend::microvm, in, "");
+      if (firstAvailable(in, SandboxBackend::microvm)) return to(SandboxBackend::microvm, in, "");
       Route r = to(SandboxBackend::native, in,
                    "the terminal's default backend microvm is unavailable and native cannot "
                    "replace it");
@@ -109,7 +112,8 @@ void checkEnforceable(const PluginInfo &plugin, const EffectivePolicy &policy) {
   if (plugin.backend == SandboxBackend::none) return;
   const ProbeResult &caps = plugin.probe;
   std::vector<std::string> missing;
-  if (!caps.has(capability::kWriteRoots)) missing.push_back("it cannot confine writes to the write roots");
+  if (!caps.has(capability::kWriteRoots))
+    missing.push_back("it cannot confine writes to the write roots");
   if (!policy.readDeny.empty() && !caps.has(capability::kReadDeny))
     missing.push_back("it cannot hide the read-denied paths");
   if (!policy.writeDeny.empty() && !caps.has(capability::kWriteDeny))
@@ -124,8 +128,9 @@ void checkEnforceable(const PluginInfo &plugin, const EffectivePolicy &policy) {
   // A read-only mount moves with its renamed parent: without this, `mv .git x;
   // mkdir -p .git/hooks` would get round every protected path.
   if (!policy.unlinkDeny.empty() && !caps.has(capability::kUnlinkRules))
-    missing.push_back("it cannot stop a protected path or one of its parent directories from "
-                      "being renamed or unlinked away");
+    missing.push_back(
+        "it cannot stop a protected path or one of its parent directories from "
+        "being renamed or unlinked away");
   if (!caps.has(capability::kNetworkProxy))
     missing.push_back("it cannot restrict the network to the session's proxies");
   if (missing.empty()) return;

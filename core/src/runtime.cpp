@@ -23,8 +23,8 @@ SandboxSwitch parseSandboxSwitch(std::string_view text, std::string_view origin)
 
 RequestedBackend parseRequestedBackend(std::string_view text) {
   if (auto v = enumFromName(kRequestedBackendNames, text)) return *v;
-  throw UsageError("--backend: invalid value \"" + std::string(text) + "\" (accepted: " +
-                   enumChoices(kRequestedBackendNames) + ")");
+  throw UsageError("--backend: invalid value \"" + std::string(text) +
+                   "\" (accepted: " + enumChoices(kRequestedBackendNames) + ")");
 }
 
 namespace {
@@ -167,9 +167,15 @@ Runtime::~Runtime() {
   for (auto &[id, s] : sessions) s->detach();
 }
 
-const std::vector<PluginInfo> &Runtime::plugins() const { return impl_->infos; }
-SandboxSwitch Runtime::sandboxSwitch() const { return impl_->sandbox; }
-const std::string &Runtime::startupLine() const { return impl_->startup; }
+const std::vector<PluginInfo> &Runtime::plugins() const {
+  return impl_->infos;
+}
+SandboxSwitch Runtime::sandboxSwitch() const {
+  return impl_->sandbox;
+}
+const std::string &Runtime::startupLine() const {
+  return impl_->startup;
+}
 
 Route Runtime::route(LaunchKind kind, RequestedBackend requested,
                      const std::optional<std::string> &plugin) const {

@@ -15,7 +15,8 @@ namespace {
 
 std::pair<UniqueFd, UniqueFd> makePipe() {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw std::system_error(errno, std::generic_category(), "pipe2");
   return {UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
@@ -26,7 +27,9 @@ SessionImpl::SessionImpl(Setup setup) : setup_(std::move(setup)) {
   setup_.handle.details["plugin"] = setup_.plugin->info().name;
 }
 
-SessionImpl::~SessionImpl() { destroy(); }
+SessionImpl::~SessionImpl() {
+  destroy();
+}
 
 void SessionImpl::deliver(const SandboxEvent &event) {
   if (!setup_.onEvent) return;
@@ -35,8 +38,7 @@ void SessionImpl::deliver(const SandboxEvent &event) {
     setup_.onEvent(event);
   } catch (const std::exception &e) {
     // The caller's bug must not take down the pump that serves its command.
-    logging::write(logging::Level::error, "core",
-                   std::string("event callback threw: ") + e.what());
+    logging::write(logging::Level::error, "core", std::string("event callback threw: ") + e.what());
   }
 }
 

@@ -56,8 +56,8 @@ class SessionImpl final : public Session, public std::enable_shared_from_this<Se
   void commandFinished(const std::string &execId);
 
   Setup setup_;
-  mutable std::mutex mutex_;        // state, handle, commands
-  std::mutex callbackMutex_;        // one event at a time to the caller
+  mutable std::mutex mutex_;  // state, handle, commands
+  std::mutex callbackMutex_;  // one event at a time to the caller
   std::map<std::string, std::shared_ptr<CommandProcess>> commands_;
   std::size_t running_ = 0;
   std::size_t nextExec_ = 1;

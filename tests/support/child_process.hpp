@@ -11,14 +11,14 @@
 namespace ccsandbox::test {
 
 struct ChildResult {
-  int status = -1;           // exit code, or 128+N when signal N ended it
+  int status = -1;  // exit code, or 128+N when signal N ended it
   std::string out;
   std::string err;
-  bool timedOut = false;     // the bound was hit and the child was killed
+  bool timedOut = false;  // the bound was hit and the child was killed
 };
 
 struct ChildOptions {
-  std::map<std::string, std::string> setEnv;   // added or replaced
+  std::map<std::string, std::string> setEnv;  // added or replaced
   std::vector<std::string> unsetEnv;
   std::string cwd;
   std::string stdinData;

@@ -10,12 +10,13 @@ namespace ccsandbox::test {
 
 namespace {
 
-class Collector : public boost::log::sinks::basic_sink_backend<boost::log::sinks::synchronized_feeding> {
+class Collector
+    : public boost::log::sinks::basic_sink_backend<boost::log::sinks::synchronized_feeding> {
  public:
   void consume(const boost::log::record_view &rec) {
     std::string line;
-    if (auto message = rec[boost::log::aux::default_attribute_names::message()]
-                           .extract<std::string>())
+    if (auto message =
+            rec[boost::log::aux::default_attribute_names::message()].extract<std::string>())
       line = *message;
     std::lock_guard lock(mutex);
     lines.push_back(line);
@@ -36,7 +37,9 @@ LogCapture::LogCapture() : impl_(std::make_unique<Impl>()) {
   boost::log::core::get()->add_sink(impl_->sink);
 }
 
-LogCapture::~LogCapture() { boost::log::core::get()->remove_sink(impl_->sink); }
+LogCapture::~LogCapture() {
+  boost::log::core::get()->remove_sink(impl_->sink);
+}
 
 std::vector<std::string> LogCapture::lines() const {
   std::lock_guard lock(impl_->collector->mutex);

@@ -19,7 +19,8 @@ TempTree::TempTree() {
   std::string tmpl = (fs::temp_directory_path() / "ccsandbox-test-XXXXXX").string();
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
-  if (!::mkdtemp(buf.data())) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+  if (!::mkdtemp(buf.data()))
+    throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
   path_ = buf.data();
 }
 

@@ -47,8 +47,8 @@ CCSANDBOX_C_API int ccsandbox_session_set_egress_allowlist(ccsandbox_session *se
 CCSANDBOX_C_API void ccsandbox_session_destroy(ccsandbox_session *session);
 
 /* exec_json: {"argv": [...], "env": {...}, "cwd": "...", "stdinFd": -1, "timeoutMs": n}. */
-CCSANDBOX_C_API ccsandbox_process *ccsandbox_exec(ccsandbox_session *session,
-                                                  const char *exec_json, char **error);
+CCSANDBOX_C_API ccsandbox_process *ccsandbox_exec(ccsandbox_session *session, const char *exec_json,
+                                                  char **error);
 /* Blocks until the command's exit event was delivered; its exit code. */
 CCSANDBOX_C_API int ccsandbox_process_wait(ccsandbox_process *process);
 CCSANDBOX_C_API void ccsandbox_process_signal(ccsandbox_process *process, int signal);

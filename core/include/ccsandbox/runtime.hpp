@@ -178,8 +178,7 @@ class CCSANDBOX_API Runtime {
   Route route(LaunchKind kind, RequestedBackend requested,
               const std::optional<std::string> &plugin = std::nullopt) const;
   // The environment a launch of this kind on this backend starts from.
-  std::map<std::string, std::string> baseEnvironment(LaunchKind kind,
-                                                     SandboxBackend backend) const;
+  std::map<std::string, std::string> baseEnvironment(LaunchKind kind, SandboxBackend backend) const;
 
   std::shared_ptr<Session> launch(LaunchOptions options);
 

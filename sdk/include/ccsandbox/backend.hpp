@@ -19,8 +19,12 @@
 
 namespace ccsandbox::sdk {
 
-enum class LogLevel { debug = CCSANDBOX_LOG_DEBUG, info = CCSANDBOX_LOG_INFO,
-                      warning = CCSANDBOX_LOG_WARNING, error = CCSANDBOX_LOG_ERROR };
+enum class LogLevel {
+  debug = CCSANDBOX_LOG_DEBUG,
+  info = CCSANDBOX_LOG_INFO,
+  warning = CCSANDBOX_LOG_WARNING,
+  error = CCSANDBOX_LOG_ERROR
+};
 
 // The host's services, as the plugin sees them. Thread-safe.
 class Host {
@@ -41,8 +45,8 @@ class Host {
 
 // What `init` passes to the plugin's constructor.
 struct BackendConfig {
-  std::string pluginFile;         // the shared object this plugin was loaded from
-  boost::json::object settings;   // host-provided settings, e.g. {"bwrapPath": "/usr/bin/bwrap"}
+  std::string pluginFile;        // the shared object this plugin was loaded from
+  boost::json::object settings;  // host-provided settings, e.g. {"bwrapPath": "/usr/bin/bwrap"}
 };
 
 class Backend {
@@ -114,8 +118,7 @@ struct Adapter {
     return json::parse(text ? text : "", "request");
   }
 
-  static int init(const ccsandbox_host_t *host, const char *config, void **instance,
-                  char **reply) {
+  static int init(const ccsandbox_host_t *host, const char *config, void **instance, char **reply) {
     return guarded(reply, [&] {
       *instance = new B(Host(host), decodeConfig(config));
       return boost::json::value(boost::json::object{});
@@ -157,18 +160,25 @@ struct Adapter {
 
 template <class B>
 constexpr ccsandbox_backend_t makeTable(const char *name, const char *backend) {
-  return ccsandbox_backend_t{CCSANDBOX_ABI_MAJOR, CCSANDBOX_ABI_MINOR, name, backend,
-                             &Adapter<B>::init,   &Adapter<B>::shutdown,
-                             &Adapter<B>::probe,  &Adapter<B>::launch,
-                             &Adapter<B>::exec,   &Adapter<B>::signal,
-                             &Adapter<B>::destroy, &Adapter<B>::freeReply};
+  return ccsandbox_backend_t{CCSANDBOX_ABI_MAJOR,
+                             CCSANDBOX_ABI_MINOR,
+                             name,
+                             backend,
+                             &Adapter<B>::init,
+                             &Adapter<B>::shutdown,
+                             &Adapter<B>::probe,
+                             &Adapter<B>::launch,
+                             &Adapter<B>::exec,
+                             &Adapter<B>::signal,
+                             &Adapter<B>::destroy,
+                             &Adapter<B>::freeReply};
 }
 
 }  // namespace detail
 }  // namespace ccsandbox::sdk
 
 // Exports `BackendClass` as this plugin's table. `BackendValue` is "native", "none" or "microvm".
-#define CCSANDBOX_EXPORT_BACKEND(BackendClass, Name, BackendValue)                       \
-  extern "C" __attribute__((visibility("default"))) const ccsandbox_backend_t           \
-      ccsandbox_backend_v1 =                                                             \
-          ::ccsandbox::sdk::detail::makeTable<BackendClass>(Name, BackendValue)
+#define CCSANDBOX_EXPORT_BACKEND(BackendClass, Name, BackendValue) \
+  extern "C" __attribute__((visibility("default")))                \
+  const ccsandbox_backend_t ccsandbox_backend_v1 =                 \
+      ::ccsandbox::sdk::detail::makeTable<BackendClass>(Name, BackendValue)

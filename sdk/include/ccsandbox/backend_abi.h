@@ -61,14 +61,13 @@ typedef struct ccsandbox_host {
  * NUL-terminated JSON text allocated by the plugin in *reply; the host gives it
  * back through `free_reply`. `instance` is what `init` returned. */
 typedef struct ccsandbox_backend {
-  uint32_t abi_major; /* CCSANDBOX_ABI_MAJOR the plugin was built against */
-  uint32_t abi_minor; /* CCSANDBOX_ABI_MINOR the plugin was built against */
-  const char *name;   /* unique plugin name, e.g. "native-bwrap" */
+  uint32_t abi_major;  /* CCSANDBOX_ABI_MAJOR the plugin was built against */
+  uint32_t abi_minor;  /* CCSANDBOX_ABI_MINOR the plugin was built against */
+  const char *name;    /* unique plugin name, e.g. "native-bwrap" */
   const char *backend; /* "native", "none" or "microvm" */
 
   /* config_json: {"pluginFile": "...", "settings": {...}} */
-  int (*init)(const ccsandbox_host_t *host, const char *config_json, void **instance,
-              char **reply);
+  int (*init)(const ccsandbox_host_t *host, const char *config_json, void **instance, char **reply);
   void (*shutdown)(void *instance);
 
   /* reply: a ProbeResult. Called once, at host start-up. */

@@ -41,7 +41,7 @@ struct PolicyExec {
 
 // A proxy endpoint the session's traffic must go through (filled at launch).
 struct ProxyEndpoint {
-  std::string host;        // 127.0.0.1
+  std::string host;  // 127.0.0.1
   int port = 0;
   std::string unixSocket;  // the same proxy on a Unix socket in the session's runtime dir
 

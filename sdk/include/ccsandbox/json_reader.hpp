@@ -75,8 +75,7 @@ inline std::int64_t readInt(const boost::json::value &v, std::string_view path) 
     return static_cast<std::int64_t>(v.get_uint64());
   if (v.is_double()) {
     double d = v.get_double();
-    if (d == static_cast<double>(static_cast<std::int64_t>(d)))
-      return static_cast<std::int64_t>(d);
+    if (d == static_cast<double>(static_cast<std::int64_t>(d))) return static_cast<std::int64_t>(d);
   }
   wrongType(path, v, "an integer");
 }
@@ -92,12 +91,12 @@ inline const boost::json::array &readArray(const boost::json::value &v, std::str
   return v.get_array();
 }
 
-inline std::vector<std::string> readStringList(const boost::json::value &v,
-                                               std::string_view path) {
+inline std::vector<std::string> readStringList(const boost::json::value &v, std::string_view path) {
   const auto &arr = readArray(v, path);
   std::vector<std::string> out;
   out.reserve(arr.size());
-  for (std::size_t i = 0; i < arr.size(); ++i) out.push_back(readString(arr[i], indexPath(path, i)));
+  for (std::size_t i = 0; i < arr.size(); ++i)
+    out.push_back(readString(arr[i], indexPath(path, i)));
   return out;
 }
 

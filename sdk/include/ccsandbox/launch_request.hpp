@@ -21,7 +21,9 @@ inline constexpr EnumNames<LaunchKind, 4> kLaunchKindNames{{
     {LaunchKind::terminal, "terminal"},
 }};
 
-inline constexpr std::string_view toString(LaunchKind k) { return enumName(kLaunchKindNames, k); }
+inline constexpr std::string_view toString(LaunchKind k) {
+  return enumName(kLaunchKindNames, k);
+}
 
 struct LaunchRequest {
   std::string sessionId;

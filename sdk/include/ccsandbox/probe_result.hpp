@@ -15,10 +15,10 @@ inline constexpr const char *kReadDeny = "readDeny";            // hides secret 
 inline constexpr const char *kWriteRoots = "writeRoots";        // writes only where allowed
 inline constexpr const char *kWriteDeny = "writeDeny";          // protected paths stay read-only
 inline constexpr const char *kFilenameRules = "filenameRules";  // refuses new names by glob
-inline constexpr const char *kUnlinkRules = "unlinkRules";  // protected paths and their ancestors
-                                                            // cannot be renamed or unlinked away
-inline constexpr const char *kNetworkProxy = "networkProxy";    // egress only through the proxies
-inline constexpr const char *kExecControl = "execControl";      // no exec from writable roots
+inline constexpr const char *kUnlinkRules = "unlinkRules";    // protected paths and their ancestors
+                                                              // cannot be renamed or unlinked away
+inline constexpr const char *kNetworkProxy = "networkProxy";  // egress only through the proxies
+inline constexpr const char *kExecControl = "execControl";    // no exec from writable roots
 inline constexpr const char *kKernelBoundary = "kernelBoundary";  // workload not on the host kernel
 // Reports exact denials itself; without it the core reads them off stderr.
 inline constexpr const char *kSupervisedViolations = "supervisedViolations";

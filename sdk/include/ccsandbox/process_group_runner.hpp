@@ -73,7 +73,7 @@ class ProcessGroupRunner {
       exit.execId = request.execId;
       exit.exitCode = spawnError == ENOENT ? 127 : 126;
       exit.error = argv[0] + (spawnError == ENOENT ? std::string(": command not found")
-                                                    : ": " + std::string(std::strerror(spawnError)));
+                                                   : ": " + std::string(std::strerror(spawnError)));
       host_.emit(exit);
       return;
     }
@@ -90,8 +90,7 @@ class ProcessGroupRunner {
     std::lock_guard lock(mutex_);
     auto it = children_.find(request.execId);
     if (it == children_.end() || it->second->sessionId != request.sessionId)
-      throw std::runtime_error("no command " + request.execId + " in session " +
-                               request.sessionId);
+      throw std::runtime_error("no command " + request.execId + " in session " + request.sessionId);
     if (!it->second->exited) ::killpg(it->second->pid, request.signal);
   }
 
@@ -172,8 +171,8 @@ class ProcessGroupRunner {
     posix_spawnattr_setsigdefault(&attr, &all);
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-                                        POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setflags(
+        &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, cargv.data(), cenv.data());
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);

@@ -46,7 +46,9 @@ inline constexpr EnumNames<KillReason, 3> kKillReasonNames{{
 inline constexpr std::string_view toString(SandboxEventType t) {
   return enumName(kSandboxEventTypeNames, t);
 }
-inline constexpr std::string_view toString(KillReason k) { return enumName(kKillReasonNames, k); }
+inline constexpr std::string_view toString(KillReason k) {
+  return enumName(kKillReasonNames, k);
+}
 
 struct SandboxEvent {
   SandboxEventType type = SandboxEventType::stdoutData;
@@ -120,7 +122,8 @@ inline std::string base64Encode(std::string_view in) {
   out.reserve((in.size() + 2) / 3 * 4);
   std::size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
-    unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
+    unsigned v =
+        (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
     out += kAlphabet[v >> 18];
     out += kAlphabet[(v >> 12) & 63];
     out += kAlphabet[(v >> 6) & 63];
@@ -179,8 +182,10 @@ inline SandboxEvent decodeSandboxEvent(const boost::json::value &v, const std::s
   e.sessionId = json::readString(r.require("sessionId"), r.pathOf("sessionId"));
   if (auto *f = r.find("execId")) e.execId = json::readOptionalString(*f, r.pathOf("execId"));
   if (auto *f = r.find("data")) e.data = json::readString(*f, r.pathOf("data"));
-  if (auto *f = r.find("exitCode")) e.exitCode = static_cast<int>(json::readInt(*f, r.pathOf("exitCode")));
-  if (auto *f = r.find("signal")) e.signal = static_cast<int>(json::readInt(*f, r.pathOf("signal")));
+  if (auto *f = r.find("exitCode"))
+    e.exitCode = static_cast<int>(json::readInt(*f, r.pathOf("exitCode")));
+  if (auto *f = r.find("signal"))
+    e.signal = static_cast<int>(json::readInt(*f, r.pathOf("signal")));
   if (auto *f = r.find("error")) e.error = json::readOptionalString(*f, r.pathOf("error"));
   if (auto *f = r.find("backend"))
     e.backend = readEnum(kSandboxBackendNames, *f, r.pathOf("backend"));

@@ -46,8 +46,8 @@ inline SandboxHandle decodeSandboxHandle(const boost::json::value &v,
   h.sessionId = json::readString(r.require("sessionId"), r.pathOf("sessionId"));
   // A stored backend goes through fromName: unknown or null is none, never an upgrade.
   if (auto *b = r.find("backend"))
-    h.backend = fromName(b->is_string() ? std::optional<std::string_view>(b->get_string())
-                                        : std::nullopt);
+    h.backend =
+        fromName(b->is_string() ? std::optional<std::string_view>(b->get_string()) : std::nullopt);
   h.state = readEnum(kSandboxStateNames, r.require("state"), r.pathOf("state"));
   if (auto *e = r.find("error"); e && !e->is_null()) {
     if (!e->is_object()) json::wrongType(r.pathOf("error"), *e, "an object");

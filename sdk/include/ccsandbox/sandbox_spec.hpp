@@ -22,7 +22,9 @@ inline constexpr EnumNames<SandboxMode, 4> kSandboxModeNames{{
     {SandboxMode::orchestrate, "orchestrate"},
 }};
 
-inline constexpr std::string_view toString(SandboxMode m) { return enumName(kSandboxModeNames, m); }
+inline constexpr std::string_view toString(SandboxMode m) {
+  return enumName(kSandboxModeNames, m);
+}
 
 struct SandboxBindMount {
   std::string hostPath;   // absolute path on the host
@@ -33,7 +35,7 @@ struct SandboxBindMount {
 };
 
 struct SandboxSpec {
-  std::string sessionId;    // empty: the runtime assigns one
+  std::string sessionId;  // empty: the runtime assigns one
   std::string workspaceId;
   std::optional<std::string> agentId;
   std::vector<SandboxBindMount> bindMounts;
@@ -58,8 +60,7 @@ inline std::string readHostPath(const boost::json::value &v, std::string_view pa
   if (p.empty()) fail(path, "must be an absolute path, not empty");
   if (p.find('\0') != std::string::npos) fail(path, "must not contain a NUL byte");
   bool tilde = allowTilde && (p == "~" || p.rfind("~/", 0) == 0);
-  if (p[0] != '/' && !tilde)
-    fail(path, "must be absolute (\"" + p + "\" is relative)");
+  if (p[0] != '/' && !tilde) fail(path, "must be absolute (\"" + p + "\" is relative)");
   return p;
 }
 
