@@ -48,8 +48,10 @@ case "${1:-}" in
     install_missing
     build default
     ./build/default/bin/ccsandbox probe
+    # The default sandbox: this checkout writable, secrets hidden, .env refused.
     ./build/default/bin/ccsandbox run -- sh -c \
-      'echo "hello from $(hostname) as $(id -un), pid $$"; ls /; echo "writing here: $PWD"'
+      'echo "in the sandbox as $(id -un), pid $$, in $PWD"; ls -A ~/.ssh 2>/dev/null | wc -l;
+       echo x > .env || echo "creating .env was refused"; ls /'
     ;;
   test)
     install_missing

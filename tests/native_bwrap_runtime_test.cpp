@@ -24,39 +24,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A fake home in a temp tree, HOME pointing at it for the compiler.
-struct Fixture {
-  TempTree tree;
-  std::string home = tree.dir("home");
-  std::string work = tree.dir("home/work");
-  std::string savedHome = std::getenv("HOME") ? std::getenv("HOME") : "";
-  // Before the Runtime, which takes the host environment when it is made.
-  bool homeSet = ::setenv("HOME", home.c_str(), 1) == 0;
-  Runtime runtime{nativeRuntimeOptions()};
-
-  Fixture() {
-    tree.file("home/.ssh/id_ed25519", "PRIVATE-KEY-MATERIAL\n");
-    tree.file("home/.netrc", "machine example.com password hunter2\n");
-    tree.file("home/work/README", "readme\n");
-  }
-  ~Fixture() { ::setenv("HOME", savedHome.c_str(), 1); }
-
-  SandboxSpec spec(SandboxMode mode = SandboxMode::chat) const {
-    SandboxSpec s;
-    s.bindMounts.push_back({home, home, false});
-    s.guestWorkdir = work;
-    s.mode = mode;
-    return s;
-  }
-};
-
 bool exists(const std::string &p) {
   return fs::exists(fs::symlink_status(p));
 }
 
 }  // namespace
 
-BOOST_FIXTURE_TEST_SUITE(native_bwrap_runtime, Fixture)
+BOOST_FIXTURE_TEST_SUITE(native_bwrap_runtime, FakeHomeFixture)
 
 BOOST_AUTO_TEST_CASE(read_denied_ssh_is_unreadable_and_not_writable) {
   NativeSession s(runtime, spec());

@@ -22,24 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Fixture {
-  TempTree tree;
-  std::string home = tree.dir("home");
-  std::string work = tree.dir("home/work");
-  std::string savedHome = std::getenv("HOME") ? std::getenv("HOME") : "";
-  bool homeSet = ::setenv("HOME", home.c_str(), 1) == 0;
-  Runtime runtime{nativeRuntimeOptions()};
-
-  ~Fixture() { ::setenv("HOME", savedHome.c_str(), 1); }
-
-  SandboxSpec spec() const {
-    SandboxSpec s;
-    s.bindMounts.push_back({home, home, false});
-    s.guestWorkdir = work;
-    return s;
-  }
-};
-
 bool exists(const std::string &p) {
   return fs::exists(fs::symlink_status(p));
 }
@@ -56,7 +38,7 @@ void expectOneViolation(const Outcome &r, const std::string &action, const std::
 
 }  // namespace
 
-BOOST_FIXTURE_TEST_SUITE(native_bwrap_supervised, Fixture)
+BOOST_FIXTURE_TEST_SUITE(native_bwrap_supervised, FakeHomeFixture)
 
 BOOST_AUTO_TEST_CASE(mv_onto_a_secret_name_is_refused) {
   NativeSession s(runtime, spec(), true);

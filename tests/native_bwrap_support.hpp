@@ -4,9 +4,11 @@
 #pragma once
 
 #include "ccsandbox/runtime.hpp"
+#include "support/temp_tree.hpp"
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -88,5 +90,31 @@ class NativeSession {
 inline bool runningAsRoot() {
   return ::geteuid() == 0;
 }
+
+// A fake home in a temp tree (with secrets to hide) and HOME pointing at it
+// for the policy compiler, set before the Runtime takes the host environment.
+struct FakeHomeFixture {
+  TempTree tree;
+  std::string home = tree.dir("home");
+  std::string work = tree.dir("home/work");
+  std::string savedHome = std::getenv("HOME") ? std::getenv("HOME") : "";
+  bool homeSet = ::setenv("HOME", home.c_str(), 1) == 0;
+  Runtime runtime{nativeRuntimeOptions()};
+
+  FakeHomeFixture() {
+    tree.file("home/.ssh/id_ed25519", "PRIVATE-KEY-MATERIAL\n");
+    tree.file("home/.netrc", "machine example.com password hunter2\n");
+    tree.file("home/work/README", "readme\n");
+  }
+  ~FakeHomeFixture() { ::setenv("HOME", savedHome.c_str(), 1); }
+
+  SandboxSpec spec(SandboxMode mode = SandboxMode::chat) const {
+    SandboxSpec s;
+    s.bindMounts.push_back({home, home, false});
+    s.guestWorkdir = work;
+    s.mode = mode;
+    return s;
+  }
+};
 
 }  // namespace ccsandbox::test

@@ -220,7 +220,10 @@ Discovery discoverPlugins(const std::vector<std::string> &dirs, const boost::jso
 std::string installedPluginDir() {
   // The shared object this function is compiled into: libccsandbox.
   fs::path self = boost::dll::this_line_location();
-  return (self.parent_path() / "ccsandbox" / "plugins").string();
+  std::error_code ec;
+  auto dir = self.parent_path() / "ccsandbox" / "plugins";
+  auto tidy = fs::weakly_canonical(dir, ec);  // bin/../lib reads as lib in every message
+  return (ec ? dir : tidy).string();
 }
 
 }  // namespace ccsandbox
