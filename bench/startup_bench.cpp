@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
   // Without filename rules: until the next issue lands the standard policy is
   // refused on Linux; the opt-out is the launch that can run today.
   Stats ours = measure(runs, [&] {
-    return runQuiet({cli, "run", "--backend", "native", "--no-filename-rules", "--", "true"});
+    return runQuiet({cli, "run", "--backend", "native", "--", "true"});
   });
   row("ccsandbox run --backend native -- true", ours);
   Stats bare = measure(runs, [&] {
