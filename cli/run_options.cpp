@@ -44,11 +44,9 @@ const char *const kLaunchOptionsHelp = R"(launch options (shared by `run` and `p
                         writable (an execGrantRoots entry)
   --no-filename-rules   WEAKER: drop the standard filename rules (.env,
                         .env.*, *.key, *.pem), so new files with those names
-                        can be created in writable binds. For a host whose
-                        native backend cannot enforce them (bubblewrap
-                        without the seccomp supervisor), this explicit
-                        opt-out is what lets the launch run natively.
-                        Protected and secret paths stay denied.
+                        can be created in writable binds (a task that must
+                        write one). An explicit opt-out, never a fallback:
+                        protected and secret paths stay denied.
 )";
 
 namespace {
