@@ -71,10 +71,9 @@ std::string lineAfter(const std::string &output, const std::string &prefix) {
                        end == std::string::npos ? std::string::npos : end - at - prefix.size());
 }
 
-// The second trial: the helper confines a child inside a sandbox like a real
-// one. Filename and unlink rules are claimed only when the supervisor worked
-// there; without it the router refuses policies that need them (fail closed).
-// Exec control is Landlock's alone.
+// What the trial's helper said about confining a child inside the sandbox. Filename and unlink
+// rules are claimed only when the supervisor worked there; without it the router refuses policies
+// that need them (fail closed). Exec control is Landlock's alone.
 void addConfinement(const RunOutput &check, ProbeOutcome &out) {
   ProbeResult &r = out.result;
   std::string supervisor = lineAfter(check.output, "supervisor: ");
@@ -150,7 +149,10 @@ ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &help
   // --disable-userns (no user namespace inside the sandbox) needs bubblewrap
   // 0.8; an older one says it does not know the option, and is tried without.
   host.disableNestedUserns = !host.callerIsRoot;
-  auto trialRun = [&](const char *helperArg = "--version") {
+  // One trial does both jobs: it starts a sandbox like a launch's, and in it
+  // the helper confines a child exactly as it confines a command. The
+  // helper exits 0 whenever it ran, so a failure here is the sandbox's.
+  auto trialRun = [&] {
     MountPlanInput in;
     in.callerIsRoot = host.callerIsRoot;
     in.disableNestedUserns = host.disableNestedUserns;
@@ -159,7 +161,7 @@ ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &help
     for (const char *a : {"--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--"})
       argv.push_back(a);
     argv.push_back(host.helperPath);
-    argv.push_back(helperArg);
+    argv.push_back("--check-confinement");
     return runCaptured(argv, spawner);
   };
   RunOutput trial = trialRun();
@@ -173,7 +175,7 @@ ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &help
     r.note = kAvailableNote;
     r.capabilities = {capability::kReadDeny, capability::kWriteRoots, capability::kWriteDeny,
                       capability::kNetworkProxy};
-    addConfinement(trialRun("--check-confinement"), out);
+    addConfinement(trial, out);
     return out;
   }
   std::string said = trial.timedOut ? "it did not finish within 10 s"

@@ -251,7 +251,7 @@ int main(int argc, char **argv) {
         std::cout << "ccsandbox-bwrap-helper 1\n";
         return 0;
       }
-      if (a == "--check-confinement") return checkConfinement();  // the probe's second trial
+      if (a == "--check-confinement") return checkConfinement();  // the probe's trial
       if (a == "--control-fd" && i + 1 < argc)
         controlFd = std::stoi(argv[++i]);
       else if (a == "--bridge" && i + 1 < argc)
