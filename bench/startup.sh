@@ -5,14 +5,26 @@
 #   bench/startup.sh [BUILD_DIR] [RUNS]      defaults: build/default 30
 #
 # srt is installed from npm into a temporary directory for this run only. On
-# Linux srt needs socat and ripgrep (apt-get install socat ripgrep); without
-# them it cannot start and is reported as not measured. ccsandbox needs neither.
+# Linux srt needs socat and ripgrep; as root the script installs them (and npm)
+# from Debian's packages; without them srt cannot start and is reported as not
+# measured. ccsandbox needs neither.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$here/build/default}" && pwd)
 runs=${2:-30}
 
 cmake --build "$build" --target ccsandbox-bench-startup >/dev/null
+
+# The peer's own needs, from Debian's packages, when we may install them.
+missing=""
+for p in socat ripgrep npm; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing the peer's dependencies:$missing"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+    echo "could not install$missing; srt may not be measured"
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
