@@ -17,8 +17,8 @@ cmake --build "$build" --target ccsandbox-bench-startup >/dev/null
 
 # The peer's own needs, from Debian's packages, when we may install them.
 missing=""
-for p in socat ripgrep npm; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+for pair in socat:socat rg:ripgrep npm:npm; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
 done
 if [ -n "$missing" ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing the peer's dependencies:$missing"
