@@ -225,3 +225,18 @@ BOOST_AUTO_TEST_CASE(probe_and_plugins_list_every_plugin) {
     BOOST_CHECK(r.out.starts_with(std::string("usage: ccsandbox ") + sub));
   }
 }
+
+BOOST_AUTO_TEST_CASE(libraries_are_never_loaded_from_the_working_directory) {
+  // An empty search-path entry makes the loader look in the current
+  // directory: a workspace could then plant a library into ccsandbox itself.
+  test::TempTree tree;
+  for (const char *name : {"libc.so.6", "libstdc++.so.6", "libboost_log.so.1.81.0",
+                           "libboost_thread.so.1.81.0", "libccsandbox.so.0"})
+    tree.file(name, "not a shared object\n");
+  test::ChildOptions o;
+  o.cwd = tree.path();
+  auto r = cli({"--version"}, o);
+  BOOST_CHECK_MESSAGE(r.status == 0, r.err);
+  r = cli({"run", "--backend", "none", "--", "true"}, o);
+  BOOST_CHECK_MESSAGE(r.status == 0, r.err);
+}
