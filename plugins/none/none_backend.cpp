@@ -1,15 +1,13 @@
 // The `none` backend: no isolation. The command runs directly on the host with
 // the host's file system, network and processes. What it still gets from the
 // core (the sanitised environment for agent launches) is decided there.
-#include "ccsandbox/backend.hpp"
-#include "ccsandbox/process_group_runner.hpp"
+#include "ccsandbox/host_process_backend.hpp"
 
 namespace {
 
-class NoneBackend final : public ccsandbox::sdk::Backend {
+class NoneBackend final : public ccsandbox::sdk::HostProcessBackend {
  public:
-  NoneBackend(ccsandbox::sdk::Host host, ccsandbox::sdk::BackendConfig config)
-      : Backend(host, std::move(config)), runner_(host) {}
+  using HostProcessBackend::HostProcessBackend;
 
   ccsandbox::ProbeResult probe() override {
     ccsandbox::ProbeResult p;
@@ -17,17 +15,6 @@ class NoneBackend final : public ccsandbox::sdk::Backend {
     p.note = "no isolation: commands run directly on the host";
     return p;  // no capabilities: it enforces nothing
   }
-
-  boost::json::object launch(const ccsandbox::LaunchRequest &) override { return {}; }
-
-  void exec(const ccsandbox::ExecRequest &request) override { runner_.start(request); }
-
-  void signal(const ccsandbox::SignalRequest &request) override { runner_.signal(request); }
-
-  void destroy(const std::string &sessionId) override { runner_.endSession(sessionId); }
-
- private:
-  ccsandbox::sdk::ProcessGroupRunner runner_;
 };
 
 }  // namespace

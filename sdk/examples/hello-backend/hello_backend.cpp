@@ -2,15 +2,13 @@
 // CPU priority (under `nice -n 10`). It isolates nothing, so it says it is a
 // `none` backend and reports no capabilities: the core will never route a
 // launch that needs confinement to it.
-#include <ccsandbox/backend.hpp>
-#include <ccsandbox/process_group_runner.hpp>
+#include <ccsandbox/host_process_backend.hpp>
 
 namespace {
 
-class HelloBackend final : public ccsandbox::sdk::Backend {
+class HelloBackend final : public ccsandbox::sdk::HostProcessBackend {
  public:
-  HelloBackend(ccsandbox::sdk::Host host, ccsandbox::sdk::BackendConfig config)
-      : Backend(host, std::move(config)), runner_(host) {}
+  using HostProcessBackend::HostProcessBackend;
 
   ccsandbox::ProbeResult probe() override {
     ccsandbox::ProbeResult p;
@@ -26,14 +24,8 @@ class HelloBackend final : public ccsandbox::sdk::Backend {
     return {{"niceness", 10}};
   }
 
-  void exec(const ccsandbox::ExecRequest &request) override {
-    runner_.start(request, {"nice", "-n", "10"});
-  }
-  void signal(const ccsandbox::SignalRequest &request) override { runner_.signal(request); }
-  void destroy(const std::string &sessionId) override { runner_.endSession(sessionId); }
-
- private:
-  ccsandbox::sdk::ProcessGroupRunner runner_;
+ protected:
+  std::vector<std::string> commandPrefix() const override { return {"nice", "-n", "10"}; }
 };
 
 }  // namespace
