@@ -32,6 +32,8 @@ environment:
                          the install directory (<libdir>/ccsandbox/plugins)
   CC_SERVER_SANDBOX      on (default) or off, when --sandbox is not given
   CCSANDBOX_LOG          log level on stderr: debug, info, warning (default), error
+  CCSANDBOX_EGRESS_LISTS another egress lists file instead of the shipped one
+                         (docs/egress.md)
 
 exit status of `run`: the command's; 125 when the sandbox could not be started
 or the launch was refused; 126 when the command cannot be executed; 127 when

@@ -2,7 +2,6 @@
 # with the none plugin, and an out-of-tree backend built against the installed SDK.
 
 # Fixture plugins, each scenario in its own directory.
-set(FIXTURE_OUT ${CMAKE_CURRENT_BINARY_DIR}/fixtures)
 function(ccsandbox_fixture_plugin target dir)
   cmake_parse_arguments(ARG "" "" "DEFINES" ${ARGN})
   ccsandbox_add_backend(${target} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/fixture_backend.cpp)
