@@ -23,7 +23,8 @@ constexpr const char *kConformanceHelp =
     R"(usage: ccsandbox conformance PLUGIN_FILE [--no-filename-rules] [--json] [-v]
 
 Loads PLUGIN_FILE alone, probes it, and checks the backend contract through a
-real session: lifecycle and badge, exit codes (including signals, 126/127),
+real session: a kept probe result (ABI 1.1) restored to the same result and
+used for the session, lifecycle and badge, exit codes (including signals, 126/127),
 stdout and stderr kept apart and whole, stdin, environment and working
 directory, signals and kill ending the process group, concurrent commands,
 destroy ending running commands. A plugin that probes unavailable on this host
@@ -271,16 +272,41 @@ int conformanceCommand(const std::vector<std::string> &argv) {
   options.searchInstallDir = false;
   options.sandbox = SandboxSwitch::on;
   options.killGrace = std::chrono::milliseconds(500);
+  // Probed afresh and kept in a cache of our own, then loaded again: a plugin
+  // of ABI 1.1 that keeps its probe is checked on the result it restored.
+  const fs::path cache = scratch.path() / "probe-cache";
+  options.probeCacheDir = cache.string();
+  options.refreshProbeCache = true;
+  std::optional<ProbeResult> fresh;
+  {
+    Runtime first(options);
+    if (first.plugins().empty())
+      throw UsageError("conformance: " + plugin.string() +
+                       " did not load as a backend plugin (run with -v for the reason)");
+    fresh = first.plugins().front().probe;
+  }
+  bool kept = !fs::is_empty(cache);
+  options.refreshProbeCache = false;
   Runtime runtime(options);
   if (runtime.plugins().empty())
-    throw UsageError("conformance: " + plugin.string() +
-                     " did not load as a backend plugin (run with -v for the reason)");
+    throw UsageError("conformance: " + plugin.string() + " did not load a second time");
   const PluginInfo &info = runtime.plugins().front();
 
   std::vector<Check> checks;
+  if (kept) {
+    Check c{"a kept probe result restores to the same result (ABI 1.1)", false, ""};
+    const ProbeResult &again = info.probe;
+    c.passed = again.available == fresh->available && again.note == fresh->note &&
+               again.capabilities == fresh->capabilities;
+    if (!c.passed)
+      c.detail = "fresh " + boost::json::serialize(toJson(*fresh)) + ", restored " +
+                 boost::json::serialize(toJson(again));
+    checks.push_back(c);
+  }
   if (info.probe.available) {
     std::string work = fs::canonical(scratch.path() / "work").string();
-    checks = Conformance(runtime, info, work, filenameRules).run();
+    auto session = Conformance(runtime, info, work, filenameRules).run();
+    checks.insert(checks.end(), session.begin(), session.end());
   }
   int failed = 0;
   for (auto &c : checks) failed += c.passed ? 0 : 1;

@@ -4,6 +4,7 @@
 #include "ccsandbox/policy_preview.hpp"
 #include "commands.hpp"
 #include "run_options.hpp"
+#include "runtime_settings.hpp"
 
 #include <iostream>
 
@@ -132,7 +133,7 @@ int policyCommand(const std::vector<std::string> &argv) {
     std::cout << boost::json::serialize(toJson(compileLaunchPolicy(launch))) << "\n";
     return 0;
   }
-  RuntimeOptions runtimeOptions;
+  RuntimeOptions runtimeOptions = cliRuntimeOptions(ProbeFreshness::kept);
   runtimeOptions.sandbox = o.sandbox;
   Runtime runtime(runtimeOptions);
   printHuman(std::cout, previewLaunch(runtime, launch));

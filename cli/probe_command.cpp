@@ -1,6 +1,7 @@
 // `ccsandbox probe` and `ccsandbox plugins`.
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "runtime_settings.hpp"
 
 #include <iomanip>
 #include <iostream>
@@ -11,9 +12,11 @@ namespace {
 
 constexpr const char *kProbeHelp = R"(usage: ccsandbox probe [--json] [--sandbox on|off] [-v]
 
-Discovers the backend plugins, probes each once (as at start-up), prints a row
-per plugin (name, backend, available, note or hint, requires install, plugin
-file), then the start-up line.
+Discovers the backend plugins, probes each afresh (as at start-up), prints a
+row per plugin (name, backend, available, note or hint, requires install,
+plugin file), then the start-up line. The results are kept for later `run`,
+`policy` and `plugins` commands (CCSANDBOX_PROBE_CACHE), so this is also how to
+make them re-check the host.
 
   --json            one JSON document instead of the table
   --sandbox on|off  the switch the start-up line reports (default: CC_SERVER_SANDBOX, else on)
@@ -49,7 +52,7 @@ std::size_t widest(const std::vector<PluginInfo> &plugins, std::size_t floor) {
 int probeCommand(const std::vector<std::string> &argv) {
   Arguments args(argv);
   bool asJson = false;
-  RuntimeOptions options;
+  RuntimeOptions options = cliRuntimeOptions(ProbeFreshness::fresh);
   while (!args.done()) {
     if (args.flag("--help") || args.flag("-h")) {
       std::cout << kProbeHelp;
@@ -103,7 +106,7 @@ int pluginsCommand(const std::vector<std::string> &argv) {
     else
       args.unknown();
   }
-  Runtime runtime;
+  Runtime runtime(cliRuntimeOptions(ProbeFreshness::kept));
   if (asJson) {
     boost::json::array rows;
     for (const auto &p : runtime.plugins()) {

@@ -2,6 +2,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "run_options.hpp"
+#include "runtime_settings.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -186,7 +187,7 @@ int runCommand(const std::vector<std::string> &argv) {
 
   SignalForwarder forwarder;
 
-  RuntimeOptions runtimeOptions;
+  RuntimeOptions runtimeOptions = cliRuntimeOptions(ProbeFreshness::kept);
   runtimeOptions.sandbox = o.launch.sandbox;
   Runtime runtime(runtimeOptions);
 

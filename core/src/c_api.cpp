@@ -64,6 +64,10 @@ RuntimeOptions decodeRuntimeOptions(const boost::json::value &v) {
     if (!f->is_object()) json::wrongType(r.pathOf("pluginSettings"), *f, "an object");
     o.pluginSettings = f->get_object();
   }
+  if (auto *f = r.find("probeCacheDir"); f && !f->is_null())
+    o.probeCacheDir = json::readString(*f, r.pathOf("probeCacheDir"));
+  if (auto *f = r.find("refreshProbeCache"))
+    o.refreshProbeCache = json::readBool(*f, r.pathOf("refreshProbeCache"));
   if (auto *f = r.find("killGraceMs"))
     o.killGrace = std::chrono::milliseconds(json::readInt(*f, r.pathOf("killGraceMs")));
   r.finish();

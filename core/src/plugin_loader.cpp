@@ -81,6 +81,41 @@ ProbeResult LoadedPlugin::probe() {
   }
 }
 
+namespace {
+
+bool hasProbeCacheMembers(const ccsandbox_backend_t &t) {
+  // A 1.0 table ends before these members: they are read only when the minor says so.
+  return t.abi_minor >= 1 && t.probe_fingerprint && t.probe_restore;
+}
+
+}  // namespace
+
+std::optional<std::string> LoadedPlugin::probeFingerprint() {
+  if (!hasProbeCacheMembers(*table_)) return std::nullopt;
+  char *reply = nullptr;
+  int rc = table_->probe_fingerprint(instance_, &reply);
+  auto value = takeReply(rc, reply, "probe_fingerprint");
+  const auto *f = value.is_object() ? value.get_object().if_contains("fingerprint") : nullptr;
+  if (!f) return std::nullopt;
+  if (!f->is_string() || f->get_string().empty())
+    throw BackendError(info_.name +
+                       ": probe_fingerprint: \"fingerprint\" must be a non-empty string");
+  return std::string(f->get_string());
+}
+
+ProbeResult LoadedPlugin::restoreProbe(const ProbeResult &earlier) {
+  if (!hasProbeCacheMembers(*table_))
+    throw BackendError(info_.name + ": restores no kept probe (plugin ABI " +
+                       std::to_string(table_->abi_major) + "." + std::to_string(table_->abi_minor) +
+                       ")");
+  auto value = call(table_->probe_restore, toJson(earlier), "probe_restore");
+  try {
+    return decodeProbeResult(value);
+  } catch (const DecodeError &e) {
+    throw BackendError(info_.name + ": probe_restore result: " + e.what());
+  }
+}
+
 boost::json::object LoadedPlugin::launch(const LaunchRequest &request) {
   auto value = call(table_->launch, toJson(request), "launch");
   if (auto *d = value.is_object() ? value.get_object().if_contains("details") : nullptr;

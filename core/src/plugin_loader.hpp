@@ -7,6 +7,7 @@
 #include <boost/dll/shared_library.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,11 @@ class LoadedPlugin {
   void setProbe(ProbeResult probe) { info_.probe = std::move(probe); }
 
   ProbeResult probe();
+  // ABI 1.1 (nullopt / throws BackendError for a 1.0 plugin or one that keeps nothing):
+  // the plugin's fingerprint of the host facts its probe depends on, and the adoption
+  // of a result it returned earlier under that fingerprint.
+  std::optional<std::string> probeFingerprint();
+  ProbeResult restoreProbe(const ProbeResult &earlier);
   boost::json::object launch(const LaunchRequest &request);
   void exec(const ExecRequest &request);
   void signal(const SignalRequest &request);

@@ -4,10 +4,12 @@
 #include "env_sanitizer.hpp"
 #include "plugin_loader.hpp"
 #include "policy_compiler.hpp"
+#include "probe_cache.hpp"
 #include "router.hpp"
 #include "session.hpp"
 
 #include <random>
+#include <set>
 
 extern char **environ;
 
@@ -64,7 +66,45 @@ std::string newSessionId() {
   return buf;
 }
 
+// One plugin's probe: a kept result when the cache has one for the same host facts and the
+// plugin adopts it, else a fresh probe, kept for the next process when available.
+ProbeResult probeOnce(LoadedPlugin &plugin, const ProbeCache *cache, bool refresh, bool &restored) {
+  restored = false;
+  const std::string &name = plugin.info().name;
+  std::optional<ProbeKey> key;
+  if (cache) {
+    try {
+      if (auto fingerprint = plugin.probeFingerprint())
+        key = ProbeKey{name, plugin.info().file, *fingerprint};
+    } catch (const std::exception &e) {
+      logging::write(Level::warning, "core", std::string(e.what()) + "; its probe is not kept");
+    }
+  }
+  if (key && !refresh) {
+    if (auto kept = cache->find(*key)) {
+      try {
+        ProbeResult result = plugin.restoreProbe(*kept);
+        restored = true;
+        logging::write(Level::info, "core",
+                       "probe of " + name + ": kept result from " + cache->dir() +
+                           " (same boot, user, plugin file and host facts)");
+        return result;
+      } catch (const std::exception &e) {
+        logging::write(Level::debug, "core",
+                       std::string("kept probe refused, probing afresh: ") + e.what());
+      }
+    }
+  }
+  ProbeResult result = plugin.probe();
+  if (key) cache->store(*key, result);
+  return result;
+}
+
 }  // namespace
+
+std::string defaultProbeCacheDir() {
+  return ProbeCache::defaultDir();
+}
 
 HostFacts hostFacts() {
   HostFacts facts;
@@ -85,6 +125,8 @@ struct Runtime::Impl final : PluginEventSink {
   Discovery discovery;
   std::vector<PluginInfo> infos;
   std::string startup;
+  std::optional<ProbeCache> probeCache;
+  std::set<std::string> restoredProbes;  // plugins whose probe result came from the cache
 
   std::mutex sessionsMutex;
   std::map<std::string, std::shared_ptr<SessionImpl>> sessions;
@@ -140,16 +182,28 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   if (o.searchInstallDir) dirs.push_back(installedPluginDir());
   impl_->discovery = discoverPlugins(dirs, o.pluginSettings, *impl_);
 
+  if (o.probeCacheDir) {
+    impl_->probeCache.emplace(*o.probeCacheDir);
+    if (!impl_->probeCache->usable()) {
+      logging::write(Level::debug, "core",
+                     "probe cache off: " + impl_->probeCache->unusableReason());
+      impl_->probeCache.reset();
+    }
+  }
   // Probe once, at start-up; a probe that fails is an unavailable backend, said why.
   for (auto &p : impl_->discovery.plugins) {
     ProbeResult probe;
+    bool restored = false;
     try {
-      probe = p->probe();
+      probe = probeOnce(*p, impl_->probeCache ? &*impl_->probeCache : nullptr, o.refreshProbeCache,
+                        restored);
     } catch (const std::exception &e) {
       logging::write(Level::warning, "core", e.what());
-      probe.available = false;
+      probe = ProbeResult{};
       probe.hint = std::string("probe failed: ") + e.what();
     }
+    if (restored) impl_->restoredProbes.insert(p->info().name);
+    probe.state = {};  // the plugin's own business: kept in the cache, not shown
     p->setProbe(probe);
     impl_->infos.push_back(p->info());
   }
@@ -232,6 +286,19 @@ std::shared_ptr<Session> Runtime::launch(LaunchOptions options) {
   }
   try {
     session->launch();
+  } catch (const BackendError &e) {
+    {
+      std::lock_guard lock(impl_->sessionsMutex);
+      impl_->sessions.erase(options.spec.sessionId);
+    }
+    if (impl_->probeCache && impl_->restoredProbes.count(r.plugin)) {
+      // The host may have changed in a way no fingerprint sees: never trust that entry again.
+      impl_->probeCache->forget(r.plugin);
+      throw BackendError(std::string(e.what()) + " (the probe result of " + r.plugin +
+                         " was kept from an earlier run; it is dropped, and the next start "
+                         "probes afresh)");
+    }
+    throw;
   } catch (...) {
     std::lock_guard lock(impl_->sessionsMutex);
     impl_->sessions.erase(options.spec.sessionId);

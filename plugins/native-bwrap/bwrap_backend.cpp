@@ -53,6 +53,18 @@ class BwrapBackend final : public sdk::Backend {
     return outcome.result;
   }
 
+  std::optional<std::string> probeFingerprint() override {
+    return bwrapProbeFingerprint(bwrapSetting_, helperSetting_, defaultHelper());
+  }
+
+  ProbeResult restoreProbe(const ProbeResult &earlier) override {
+    ProbeOutcome outcome =
+        restoreBwrapProbe(earlier, bwrapSetting_, helperSetting_, defaultHelper());
+    std::lock_guard lock(mutex_);
+    probed_ = outcome;
+    return outcome.result;
+  }
+
   boost::json::object launch(const LaunchRequest &request) override {
     BwrapHost bwrapHost;
     {

@@ -5,11 +5,14 @@
 #include "unique_pipe.hpp"
 
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
+#include <stdexcept>
 
 namespace ccsandbox::bwrap {
 
@@ -110,9 +113,11 @@ std::string findExecutable(const std::string &name) {
   return "";
 }
 
-ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &helperSetting,
-                        const std::string &defaultHelper, SpawnerThread &spawner) {
-  ProbeOutcome out;
+namespace {
+
+// Finds bwrap and the helper; on return `out.result.hint` is set when one is missing.
+void locate(const std::string &bwrapSetting, const std::string &helperSetting,
+            const std::string &defaultHelper, ProbeOutcome &out) {
   ProbeResult &r = out.result;
   BwrapHost &host = out.host;
 
@@ -122,7 +127,7 @@ ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &help
       r.hint = "the bwrapPath setting names " + bwrapSetting +
                ", which is not an executable file: install the bubblewrap package or fix the "
                "setting";
-      return out;
+      return;
     }
     host.bwrapPath = bwrapSetting;
   } else {
@@ -133,7 +138,7 @@ ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &help
           "bubblewrap (bwrap) is not installed: install the bubblewrap package "
           "(sudo apt-get install bubblewrap on Debian/Ubuntu, sudo dnf install bubblewrap "
           "on Fedora)";
-      return out;
+      return;
     }
   }
   host.helperPath = helperSetting.empty() ? defaultHelper : helperSetting;
@@ -141,9 +146,87 @@ ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &help
     r.hint = "the sandbox helper " + host.helperPath +
              " is missing or not executable: reinstall ccsandbox, or set the native-bwrap "
              "plugin's helperPath setting";
-    return out;
+    return;
   }
   host.callerIsRoot = ::geteuid() == 0;
+}
+
+std::string fileIdentity(const std::string &path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return path + "@missing";
+  std::ostringstream out;
+  out << path << '@' << st.st_dev << ':' << st.st_ino << ':' << st.st_size << ':'
+      << st.st_mtim.tv_sec << '.' << st.st_mtim.tv_nsec << ':' << st.st_ctim.tv_sec << '.'
+      << st.st_ctim.tv_nsec;
+  return out.str();
+}
+
+std::string namespaceOf(const char *name) {
+  char link[64] = {};
+  std::string path = std::string("/proc/self/ns/") + name;
+  ssize_t n = ::readlink(path.c_str(), link, sizeof link - 1);
+  return n > 0 ? std::string(link, static_cast<std::size_t>(n)) : "?";
+}
+
+// The lines of /proc/self/status that decide what this process may unshare.
+std::string confinementOfCaller() {
+  std::ifstream in("/proc/self/status");
+  std::string line, out;
+  while (std::getline(in, line))
+    for (const char *key : {"CapEff:", "NoNewPrivs:", "Seccomp:", "Seccomp_filters:"})
+      if (line.rfind(key, 0) == 0) out += line + ";";
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> bwrapProbeFingerprint(const std::string &bwrapSetting,
+                                                 const std::string &helperSetting,
+                                                 const std::string &defaultHelper) {
+  ProbeOutcome located;
+  locate(bwrapSetting, helperSetting, defaultHelper, located);
+  if (!located.result.hint.empty()) return std::nullopt;  // nothing a kept result could say
+  const BwrapHost &host = located.host;
+  struct utsname u {};
+  ::uname(&u);
+  // Everything the trial's outcome depends on that can change within one boot for one
+  // user: the two binaries, the namespaces and confinement this process runs in (a
+  // container shares the boot), and the sysctls that gate user namespaces.
+  std::ostringstream out;
+  out << "bwrap=" << fileIdentity(host.bwrapPath) << ";helper=" << fileIdentity(host.helperPath)
+      << ";euid=" << ::geteuid() << ";egid=" << ::getegid() << ";kernel=" << u.release
+      << ";userns=" << namespaceOf("user") << ";mntns=" << namespaceOf("mnt")
+      << ";status=" << confinementOfCaller();
+  for (const char *sysctl :
+       {"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"})
+    out << ";" << sysctl << "=" << readSysctl(sysctl);
+  return out.str();
+}
+
+ProbeOutcome restoreBwrapProbe(const ProbeResult &earlier, const std::string &bwrapSetting,
+                               const std::string &helperSetting, const std::string &defaultHelper) {
+  ProbeOutcome out;
+  locate(bwrapSetting, helperSetting, defaultHelper, out);
+  if (!out.result.hint.empty()) throw std::runtime_error(out.result.hint);
+  if (!earlier.available) throw std::runtime_error("a kept probe must say available");
+  const auto *nested = earlier.state.if_contains(kStateDisableNestedUserns);
+  if (!nested || !nested->is_bool())
+    throw std::runtime_error(std::string("the kept probe has no state.") +
+                             kStateDisableNestedUserns);
+  out.host.disableNestedUserns = nested->get_bool();
+  out.host.confine = earlier.has(capability::kFilenameRules);
+  out.result = earlier;
+  return out;
+}
+
+ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &helperSetting,
+                        const std::string &defaultHelper, SpawnerThread &spawner) {
+  ProbeOutcome out;
+  ProbeResult &r = out.result;
+  BwrapHost &host = out.host;
+  locate(bwrapSetting, helperSetting, defaultHelper, out);
+  if (!r.hint.empty()) return out;
 
   // The trial: the namespaces a launch asks for, our helper inside.
   // --disable-userns (no user namespace inside the sandbox) needs bubblewrap
@@ -176,6 +259,7 @@ ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &help
     r.capabilities = {capability::kReadDeny, capability::kWriteRoots, capability::kWriteDeny,
                       capability::kNetworkProxy};
     addConfinement(trial, out);
+    r.state[kStateDisableNestedUserns] = host.disableNestedUserns;
     return out;
   }
   std::string said = trial.timedOut ? "it did not finish within 10 s"

@@ -5,6 +5,7 @@
 #include "ccsandbox/probe_result.hpp"
 #include "spawner_thread.hpp"
 
+#include <optional>
 #include <string>
 
 namespace ccsandbox::bwrap {
@@ -32,6 +33,19 @@ struct ProbeOutcome {
 // `defaultHelper`: the helper next to the plugin's own file.
 ProbeOutcome probeBwrap(const std::string &bwrapSetting, const std::string &helperSetting,
                         const std::string &defaultHelper, SpawnerThread &spawner);
+
+// The probe's state member: what restoreBwrapProbe needs that the capabilities do not say.
+inline constexpr const char *kStateDisableNestedUserns = "disableNestedUserns";
+
+// What a kept probe result depends on (backend ABI 1.1), read without starting
+// anything; nullopt when bwrap or the helper is missing.
+std::optional<std::string> bwrapProbeFingerprint(const std::string &bwrapSetting,
+                                                 const std::string &helperSetting,
+                                                 const std::string &defaultHelper);
+// Adopts a kept result of probeBwrap; throws when bwrap or the helper is gone or
+// the result is not one of ours.
+ProbeOutcome restoreBwrapProbe(const ProbeResult &earlier, const std::string &bwrapSetting,
+                               const std::string &helperSetting, const std::string &defaultHelper);
 
 // PATH lookup of an executable; "" when not found.
 std::string findExecutable(const std::string &name);

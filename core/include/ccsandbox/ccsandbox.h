@@ -22,7 +22,8 @@ typedef void (*ccsandbox_event_fn)(void *user, const char *event_json);
 
 /* options_json: NULL for the defaults, or {"sandbox": "on"|"off",
  * "pluginPath": [dirs], "searchInstallDir": bool, "terminalDefaultBackend":
- * "none"|"native"|"microvm", "pluginSettings": {name: {...}}, "killGraceMs": n}.
+ * "none"|"native"|"microvm", "pluginSettings": {name: {...}}, "killGraceMs": n,
+ * "probeCacheDir": dir or null, "refreshProbeCache": bool} (RuntimeOptions).
  * Discovers and probes the plugins and logs the start-up line. */
 CCSANDBOX_C_API ccsandbox_runtime *ccsandbox_runtime_new(const char *options_json, char **error);
 CCSANDBOX_C_API void ccsandbox_runtime_free(ccsandbox_runtime *runtime);

@@ -84,7 +84,17 @@ struct RuntimeOptions {
   std::optional<std::map<std::string, std::string>> hostEnv;
   // Between SIGTERM and SIGKILL when a timeout or kill() ends a command.
   std::chrono::milliseconds killGrace{2000};
+  // Keep available probe results in this directory and reuse them in later processes of the
+  // same boot and user while the plugin file and the plugin's fingerprint of the host facts are
+  // unchanged (plugins of ABI 1.1; defaultProbeCacheDir()). nullopt: probe every plugin afresh
+  // and keep nothing, the right choice for a host that lives long and probes once.
+  std::optional<std::string> probeCacheDir{};
+  // Probe afresh even when a kept result matches, and keep the new one (`ccsandbox probe`).
+  bool refreshProbeCache = false;
 };
+
+// <XDG_RUNTIME_DIR>/ccsandbox, else <TMPDIR or /tmp>/ccsandbox-<uid>.
+CCSANDBOX_API std::string defaultProbeCacheDir();
 
 struct PluginInfo {
   std::string name;

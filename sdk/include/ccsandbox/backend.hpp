@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 namespace ccsandbox::sdk {
@@ -58,6 +60,16 @@ class Backend {
 
   // Called once, at host start-up. Must not throw for "not available": say so in the result.
   virtual ProbeResult probe() = 0;
+  // Optional (ABI 1.1): lets the host keep an available probe result between processes.
+  // Cheap, starts nothing: a text that changes whenever a host fact probe() depends on changes
+  // (the binaries it runs, kernel settings, the caller). nullopt: never keep this host's probe.
+  virtual std::optional<std::string> probeFingerprint() { return std::nullopt; }
+  // Adopts `earlier`, a result probe() returned under the same fingerprint, as if it had just
+  // probed; returns the result to act on. Throw to refuse it: the host then calls probe().
+  virtual ProbeResult restoreProbe(const ProbeResult &earlier) {
+    (void)earlier;
+    throw std::runtime_error("this backend does not restore a kept probe");
+  }
   // Returns when the session is warm; the result is the handle's `details`.
   virtual boost::json::object launch(const LaunchRequest &request) = 0;
   // Starts the command and returns; its end is an `exit` event through host().
@@ -128,6 +140,18 @@ struct Adapter {
   static int probe(void *instance, char **reply) {
     return guarded(reply, [&] { return toJson(self(instance).probe()); });
   }
+  static int probeFingerprint(void *instance, char **reply) {
+    return guarded(reply, [&] {
+      boost::json::object out;
+      if (auto f = self(instance).probeFingerprint()) out["fingerprint"] = *f;
+      return boost::json::value(std::move(out));
+    });
+  }
+  static int probeRestore(void *instance, const char *req, char **reply) {
+    return guarded(reply, [&] {
+      return toJson(self(instance).restoreProbe(decodeProbeResult(request(req))));
+    });
+  }
   static int launch(void *instance, const char *req, char **reply) {
     return guarded(reply, [&] {
       auto details = self(instance).launch(decodeLaunchRequest(request(req)));
@@ -171,7 +195,9 @@ constexpr ccsandbox_backend_t makeTable(const char *name, const char *backend) {
                              &Adapter<B>::exec,
                              &Adapter<B>::signal,
                              &Adapter<B>::destroy,
-                             &Adapter<B>::freeReply};
+                             &Adapter<B>::freeReply,
+                             &Adapter<B>::probeFingerprint,
+                             &Adapter<B>::probeRestore};
 }
 
 }  // namespace detail

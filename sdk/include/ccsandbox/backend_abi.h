@@ -1,4 +1,4 @@
-/* ccsandbox backend ABI, version 1.
+/* ccsandbox backend ABI, version 1.1.
  *
  * A backend plugin is a shared object that exports one C-linkage symbol,
  * `ccsandbox_backend_v1`, of type `ccsandbox_backend_t`. The table starts with
@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define CCSANDBOX_ABI_MAJOR 1
-#define CCSANDBOX_ABI_MINOR 0
+#define CCSANDBOX_ABI_MINOR 1
 
 /* The symbol every plugin exports. */
 #define CCSANDBOX_BACKEND_SYMBOL "ccsandbox_backend_v1"
@@ -86,7 +86,23 @@ typedef struct ccsandbox_backend {
   int (*destroy)(void *instance, const char *request_json, char **reply);
 
   void (*free_reply)(char *reply);
-  /* ABI 1.0 ends here. Append new members below, with a new minor version. */
+  /* ABI 1.0 ends here. */
+
+  /* ABI 1.1: a probe the host may keep and reuse in later processes of the same
+   * boot and user (a one-shot CLI would otherwise pay for a trial sandbox every
+   * time). Both members may be NULL: the plugin is then probed afresh each time.
+   *
+   * probe_fingerprint: without starting anything, reply {"fingerprint": "<text>"}
+   * where the text changes whenever a host fact that the probe's result depends
+   * on changes (the binaries it runs, kernel settings, the caller's identity);
+   * reply {} when this host's probe must not be kept.
+   * probe_restore: request: a ProbeResult this plugin's `probe` returned earlier
+   * under the same fingerprint (with its "state"). The plugin adopts it as if it
+   * had just probed, and replies the ProbeResult it will act on; on ERR the host
+   * probes afresh. The host keeps only available results. */
+  int (*probe_fingerprint)(void *instance, char **reply);
+  int (*probe_restore)(void *instance, const char *probe_json, char **reply);
+  /* ABI 1.1 ends here. Append new members below, with a new minor version. */
 } ccsandbox_backend_t;
 
 #ifdef __cplusplus

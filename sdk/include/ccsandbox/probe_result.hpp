@@ -30,16 +30,22 @@ struct ProbeResult {
   std::string hint;  // shown when not: what to do about it
   bool requiresInstall = false;
   std::set<std::string> capabilities;
+  // Plugin-private facts the plugin needs back when the host restores this result from its
+  // probe cache (ABI 1.1, backend_abi.h). The host stores it and never reads it.
+  boost::json::object state;
 
   bool has(std::string_view cap) const { return capabilities.count(std::string(cap)) != 0; }
 };
 
 inline boost::json::value toJson(const ProbeResult &p) {
-  return {{"available", p.available},
-          {"note", p.note},
-          {"hint", p.hint},
-          {"requiresInstall", p.requiresInstall},
-          {"capabilities", boost::json::array(p.capabilities.begin(), p.capabilities.end())}};
+  boost::json::object o{
+      {"available", p.available},
+      {"note", p.note},
+      {"hint", p.hint},
+      {"requiresInstall", p.requiresInstall},
+      {"capabilities", boost::json::array(p.capabilities.begin(), p.capabilities.end())}};
+  if (!p.state.empty()) o["state"] = p.state;
+  return o;
 }
 
 inline ProbeResult decodeProbeResult(const boost::json::value &v, const std::string &path = "") {
@@ -52,6 +58,10 @@ inline ProbeResult decodeProbeResult(const boost::json::value &v, const std::str
     p.requiresInstall = json::readBool(*f, r.pathOf("requiresInstall"));
   if (auto *f = r.find("capabilities"))
     for (auto &c : json::readStringList(*f, r.pathOf("capabilities"))) p.capabilities.insert(c);
+  if (auto *f = r.find("state")) {
+    if (!f->is_object()) json::wrongType(r.pathOf("state"), *f, "an object");
+    p.state = f->get_object();
+  }
   r.finish();
   return p;
 }

@@ -1,0 +1,23 @@
+#include "runtime_settings.hpp"
+
+#include <cstdlib>
+#include <string>
+
+namespace ccsandbox::cli {
+
+RuntimeOptions cliRuntimeOptions(ProbeFreshness freshness) {
+  RuntimeOptions options;
+  const char *env = std::getenv("CCSANDBOX_PROBE_CACHE");
+  std::string setting = env ? env : "";
+  if (setting.empty() || setting == "on")
+    options.probeCacheDir = defaultProbeCacheDir();
+  else if (setting[0] == '/')
+    options.probeCacheDir = setting;
+  else if (setting != "off")
+    throw UsageError("CCSANDBOX_PROBE_CACHE: invalid value \"" + setting +
+                     "\" (accepted: on, off, or an absolute directory)");
+  options.refreshProbeCache = freshness == ProbeFreshness::fresh;
+  return options;
+}
+
+}  // namespace ccsandbox::cli
