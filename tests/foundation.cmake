@@ -55,3 +55,14 @@ target_compile_definitions(c_api_test PRIVATE BOOST_TEST_DYN_LINK ${CCSANDBOX_TE
 add_dependencies(c_api_test fixture-none-only)
 add_test(NAME c_api_test COMMAND c_api_test --report_level=short)
 set_tests_properties(c_api_test PROPERTIES LABELS foundation)
+
+# The probe cache (backend ABI 1.1): a backend that records its probes, and the
+# same backend exporting an ABI 1.0 table.
+ccsandbox_add_backend(fixture-kept SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/kept_probe_backend.cpp)
+set_target_properties(fixture-kept PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${FIXTURE_OUT}/kept)
+ccsandbox_add_backend(fixture-kept-abi10 SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/kept_probe_backend.cpp)
+target_compile_definitions(fixture-kept-abi10 PRIVATE FIXTURE_ABI10)
+set_target_properties(fixture-kept-abi10 PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${FIXTURE_OUT}/kept-abi10)
+ccsandbox_add_test(probe_cache_test SOURCES probe_cache_test.cpp support/log_capture.cpp LABELS foundation)
+add_dependencies(probe_cache_test fixture-kept fixture-kept-abi10)
+ccsandbox_add_test(runtime_dir_test SOURCES runtime_dir_test.cpp LABELS foundation)

@@ -15,7 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <thread>
@@ -26,11 +28,14 @@ namespace {
 
 const std::string kCli = CCSANDBOX_CLI;
 
-ChildResult cli(std::vector<std::string> args, const std::string &cwd = "") {
+ChildResult cli(std::vector<std::string> args, const std::string &cwd = "",
+                std::map<std::string, std::string> env = {}) {
   args.insert(args.begin(), kCli);
   ChildOptions o;
   o.cwd = cwd;
-  o.unsetEnv = {"CC_SERVER_SANDBOX", "CCSANDBOX_PLUGIN_PATH"};
+  o.unsetEnv = {"CC_SERVER_SANDBOX", "CCSANDBOX_PLUGIN_PATH", "CCSANDBOX_PROBE_CACHE",
+                "XDG_RUNTIME_DIR"};
+  o.setEnv = std::move(env);
   return runChild(args, o);
 }
 
@@ -77,6 +82,34 @@ BOOST_AUTO_TEST_CASE(probe_reports_native_available_with_its_note) {
   BOOST_TEST(r.out.find("agent sandbox ON bubblewrap — namespace isolation, no kernel boundary") !=
                  std::string::npos,
              r.out);
+}
+
+// A one-shot CLI keeps the probe result for the next one; `probe` re-checks.
+BOOST_AUTO_TEST_CASE(run_reuses_a_kept_probe_and_probe_refreshes_it) {
+  TempTree tree;
+  std::string cache = tree.path() + "/cache";
+  std::map<std::string, std::string> env{{"CCSANDBOX_PROBE_CACHE", cache}};
+  const std::string kept = "probe of native-bwrap: kept result from " + cache;
+  auto first = cli({"run", "-v", "--", "true"}, tree.path(), env);
+  BOOST_TEST(first.status == 0, first.err);
+  BOOST_TEST(first.err.find(kept) == std::string::npos, first.err);
+  BOOST_TEST(std::filesystem::exists(cache + "/probe-native-bwrap.json"));
+  auto second = cli({"run", "-v", "--events", "-", "--", "true"}, tree.path(), env);
+  BOOST_TEST(second.status == 0, second.err);
+  BOOST_TEST(second.err.find(kept) != std::string::npos, second.err);
+  BOOST_TEST(second.out.find(R"("backend":"native")") != std::string::npos, second.out);
+  auto probe = cli({"probe", "-v"}, tree.path(), env);
+  BOOST_TEST(probe.status == 0, probe.err);
+  BOOST_TEST(probe.err.find(kept) == std::string::npos, probe.err);
+
+  auto off = cli({"run", "-v", "--", "true"}, tree.path(), {{"CCSANDBOX_PROBE_CACHE", "off"}});
+  BOOST_TEST(off.status == 0, off.err);
+  BOOST_TEST(off.err.find("kept result") == std::string::npos, off.err);
+  auto bad = cli({"run", "--", "true"}, tree.path(), {{"CCSANDBOX_PROBE_CACHE", "sometimes"}});
+  BOOST_TEST(bad.status == 125);
+  BOOST_TEST(
+      bad.err.find("CCSANDBOX_PROBE_CACHE: invalid value \"sometimes\"") != std::string::npos,
+      bad.err);
 }
 
 BOOST_AUTO_TEST_CASE(run_routes_to_native_under_the_standard_policy) {
@@ -130,9 +163,13 @@ BOOST_AUTO_TEST_CASE(kill_9_of_ccsandbox_leaves_no_sandbox_process) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   std::mt19937 rng{std::random_device{}()};
   std::string token = "1000." + std::to_string(100000 + rng() % 800000);
+  // The session's runtime directory goes here, where the test can see it.
+  std::string base = tree.dir("runtime");
   pid_t cli = ::fork();
   if (cli == 0) {
     ::chdir(tree.path().c_str());
+    ::setenv("TMPDIR", base.c_str(), 1);
+    ::unsetenv("XDG_RUNTIME_DIR");
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(devnull, 0);
     ::dup2(devnull, 1);
@@ -178,4 +215,21 @@ BOOST_AUTO_TEST_CASE(kill_9_of_ccsandbox_leaves_no_sandbox_process) {
   BOOST_TEST(left.empty(), left.size() << " sandbox process(es) outlived ccsandbox");
   BOOST_TEST(pidsWithCmdline(std::string("sleep\0", 6) + token).empty());
   for (pid_t p : left) ::kill(p, SIGKILL);
+
+  // No destructor ran: the dead session's directory is still there, and the
+  // next session of the user removes it (its lock is free).
+  auto sessionDirs = [&] {
+    std::vector<std::string> out;
+    for (const auto &e : std::filesystem::directory_iterator(base))
+      if (std::filesystem::exists(e.path() / ".session-lock")) out.push_back(e.path());
+    return out;
+  };
+  BOOST_TEST(sessionDirs().size() == 1u);
+  ChildOptions o;
+  o.cwd = tree.path();
+  o.unsetEnv = {"CC_SERVER_SANDBOX", "CCSANDBOX_PLUGIN_PATH", "XDG_RUNTIME_DIR"};
+  o.setEnv = {{"TMPDIR", base}};
+  auto next = runChild({kCli, "run", "--no-filename-rules", "--", "true"}, o);
+  BOOST_TEST(next.status == 0, next.err);
+  BOOST_TEST(sessionDirs().empty());
 }

@@ -17,6 +17,7 @@
 
 #include <condition_variable>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 using namespace ccsandbox;
@@ -72,13 +73,13 @@ struct Loaded {
   LoadedPlugin *plugin = nullptr;
   ProbeResult probe;
 
-  explicit Loaded(boost::json::object settings = {}) {
+  explicit Loaded(boost::json::object settings = {}, bool probeNow = true) {
     discovery = discoverPlugins({CCSANDBOX_PLUGIN_DIR},
                                 boost::json::object{{"native-bwrap", std::move(settings)}}, sink);
     for (auto &p : discovery.plugins)
       if (p->info().name == "native-bwrap") plugin = p.get();
     BOOST_REQUIRE(plugin);
-    probe = plugin->probe();
+    if (probeNow) probe = plugin->probe();
   }
 };
 
@@ -100,7 +101,8 @@ struct Result {
 
 // Runs argv in the session and waits for its exit event and its output.
 Result runIn(Loaded &l, const std::string &session, const std::string &execId,
-             std::vector<std::string> argv, std::map<std::string, std::string> env = {}) {
+             std::vector<std::string> argv, std::map<std::string, std::string> env = {},
+             const std::string &cwd = "/") {
   Pipe out, err;
   int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   ExecRequest r;
@@ -108,7 +110,7 @@ Result runIn(Loaded &l, const std::string &session, const std::string &execId,
   r.execId = execId;
   r.argv = std::move(argv);
   r.env = env.empty() ? std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"}} : env;
-  r.cwd = "/";
+  r.cwd = cwd;
   r.stdio = {in, out.fds[1], err.fds[1]};
   l.plugin->exec(r);
   ::close(in);
@@ -200,6 +202,50 @@ BOOST_AUTO_TEST_CASE(probe_reports_available_with_the_seed_s_note_and_capabiliti
   // exec control; the seed's note unchanged because Landlock is there.
   for (const char *cap : {"filenameRules", "unlinkRules", "supervisedViolations", "execControl"})
     BOOST_TEST(l.probe.has(cap), cap);
+}
+
+BOOST_AUTO_TEST_CASE(a_kept_probe_is_restored_and_confines_like_a_fresh_one) {
+  Loaded fresh;
+  BOOST_REQUIRE(fresh.probe.available);
+  auto facts = fresh.plugin->probeFingerprint();
+  BOOST_REQUIRE(facts);
+
+  // Another instance on the same host: the same facts, and it adopts the
+  // result without a trial sandbox of its own.
+  Loaded later({}, false);
+  BOOST_TEST(later.plugin->probeFingerprint().value_or("") == *facts);
+  later.probe = later.plugin->restoreProbe(fresh.probe);
+  BOOST_TEST(later.probe.capabilities == fresh.probe.capabilities);
+  BOOST_TEST(later.probe.note == fresh.probe.note);
+
+  // It really confines: the supervisor refuses a new .env in the write root.
+  TempTree tree;
+  std::string work = tree.dir("work");
+  EffectivePolicy policy = minimalPolicy(work);
+  policy.writeDenyGlobs = {".env"};
+  later.plugin->launch(request("kept", policy, tree));
+  auto r = runIn(later, "kept", "e1", {"sh", "-c", "echo x > " + work + "/.env"});
+  BOOST_TEST(r.exit.exitCode.value_or(0) != 0);
+  BOOST_TEST(!std::filesystem::exists(work + "/.env"));
+  later.plugin->destroy("kept");
+
+  // Not ours (no state), or another bwrap: refused, or other facts.
+  ProbeResult stateless = fresh.probe;
+  stateless.state = {};
+  Loaded picky({}, false);
+  BOOST_CHECK_THROW(picky.plugin->restoreProbe(stateless), BackendError);
+  TempTree bin;
+  std::string copy = bin.path() + "/bwrap";
+  std::filesystem::copy_file("/usr/bin/bwrap", copy);
+  ::chmod(copy.c_str(), 0755);
+  ::chmod(bin.path().c_str(), 0755);
+  Loaded other(boost::json::object{{"bwrapPath", copy}}, false);
+  auto otherFacts = other.plugin->probeFingerprint();
+  BOOST_REQUIRE(otherFacts);
+  BOOST_TEST(*otherFacts != *facts);
+  // Nothing to keep when bwrap is missing: the refusal is re-checked each time.
+  Loaded missing(boost::json::object{{"bwrapPath", "/nonexistent/bwrap"}}, false);
+  BOOST_TEST(!missing.plugin->probeFingerprint());
 }
 
 BOOST_AUTO_TEST_CASE(missing_bwrap_requires_install_and_names_the_package) {
@@ -373,4 +419,37 @@ BOOST_AUTO_TEST_CASE(environment_is_the_caller_s_plus_the_policy_s_and_nothing_o
   std::size_t lines = static_cast<std::size_t>(std::count(r.out.begin(), r.out.end(), '\n'));
   BOOST_TEST(lines == 3u, r.out);  // PATH, FROM_CALLER, FROM_POLICY
   l.plugin->destroy("env");
+}
+
+// The helper looks a bare command name up in the command's PATH before it
+// execs (each failed exec would be a supervised round trip): the result must
+// be execvp's. Skipped: missing directories, a file that is not executable, a
+// directory of that name. An empty entry is the working directory.
+BOOST_AUTO_TEST_CASE(a_bare_command_name_is_found_as_execvp_finds_it) {
+  TempTree tree;
+  std::string work = tree.dir("work");
+  tree.file("work/a/tool", "#!/bin/sh\necho from-a\n");  // not executable
+  tree.dir("work/b/tool");
+  std::string c = tree.file("work/c/tool", "#!/bin/sh\necho from-c\n");
+  std::string d = tree.file("work/d/tool", "echo from-d-without-shebang\n");
+  ::chmod(c.c_str(), 0755);
+  ::chmod(d.c_str(), 0755);
+  EffectivePolicy policy = minimalPolicy(work);
+  policy.exec.grantRoots = {work};  // programs in a write root run only where granted
+  Loaded l;
+  l.plugin->launch(request("path", policy, tree));
+  std::string path = "/nonexistent:" + work + "/a:" + work + "/b:" + work + "/c:/usr/bin:/bin";
+  auto r = runIn(l, "path", "e1", {"tool"}, {{"PATH", path}});
+  BOOST_TEST(r.out == "from-c\n", r.out + r.err);
+  // A script without #! runs under /bin/sh, as execvp runs it.
+  r = runIn(l, "path", "e2", {"tool"}, {{"PATH", work + "/d:/usr/bin:/bin"}});
+  BOOST_TEST(r.out == "from-d-without-shebang\n", r.out + r.err);
+  r = runIn(l, "path", "e3", {"tool"}, {{"PATH", ":/usr/bin:/bin"}}, work + "/c");
+  BOOST_TEST(r.out == "from-c\n", r.out + r.err);
+  // Only a non-executable match: execvp's answer, permission denied (126).
+  r = runIn(l, "path", "e4", {"tool"}, {{"PATH", work + "/a"}});
+  BOOST_TEST(r.exit.exitCode.value_or(0) == 126, r.err);
+  r = runIn(l, "path", "e5", {"no-such-tool"}, {{"PATH", path}});
+  BOOST_TEST(r.exit.exitCode.value_or(0) == 127, r.err);
+  l.plugin->destroy("path");
 }

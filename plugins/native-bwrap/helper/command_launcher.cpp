@@ -4,6 +4,7 @@
 #include <linux/close_range.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,10 +32,29 @@ struct ChildReport {
   ::_exit(127);
 }
 
+// Where a bare command name may live, in the order execvp tries them: each
+// directory of the command's own PATH (glibc's default when it has none).
+std::vector<std::string> pathCandidates(const LaunchSpec &spec) {
+  std::vector<std::string> out;
+  const std::string &name = spec.argv.front();
+  if (name.empty() || name.find('/') != std::string::npos) return out;
+  auto it = spec.env.find("PATH");
+  std::string path = it != spec.env.end() ? it->second : "/bin:/usr/bin";
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    out.push_back((dir.empty() ? "." : dir) + "/" + name);  // empty: the working directory
+    start = end + 1;
+  }
+  return out;
+}
+
 // Runs in the forked child of a multi-threaded helper (supervisor threads):
 // only async-signal-safe calls plus the allocations prepared before fork.
 [[noreturn]] void runChild(const LaunchSpec &spec, const ConfinementHooks &hooks, int channel,
-                           char **argv, char **envp) {
+                           char **argv, char **envp, char *const *candidates) {
   sigset_t none;
   sigemptyset(&none);
   for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
@@ -56,6 +76,18 @@ struct ChildReport {
   ::syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
   // execvp searches the command's own PATH: environ is the command's now.
   environ = envp;
+  // Under the supervisor every execve is a round trip to the helper, and
+  // execvp tries one per PATH entry. Look first (access and stat stay in the
+  // kernel) and exec the first executable file found; if that exec fails, the
+  // full execvp search below keeps its exact semantics and errors.
+  for (char *const *c = candidates; *c; ++c) {
+    struct stat st {};
+    if (::faccessat(AT_FDCWD, *c, X_OK, AT_EACCESS) != 0 || ::stat(*c, &st) != 0 ||
+        !S_ISREG(st.st_mode))
+      continue;
+    ::execvp(*c, argv);  // a path: no search; a script without #! still runs under sh
+    break;
+  }
   ::execvp(argv[0], argv);
   childFail(channel, Stage::exec, errno);
 }
@@ -76,6 +108,10 @@ LaunchResult launchCommand(const LaunchSpec &spec, const ConfinementHooks &hooks
   argv.push_back(nullptr);
   for (auto &e : envStrings) envp.push_back(e.data());
   envp.push_back(nullptr);
+  std::vector<std::string> candidateStrings = pathCandidates(spec);
+  std::vector<char *> candidates;
+  for (auto &c : candidateStrings) candidates.push_back(c.data());
+  candidates.push_back(nullptr);
 
   int channel[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0) {
@@ -86,7 +122,7 @@ LaunchResult launchCommand(const LaunchSpec &spec, const ConfinementHooks &hooks
   pid_t pid = ::fork();
   if (pid == 0) {
     ::close(channel[0]);
-    runChild(spec, hooks, channel[1], argv.data(), envp.data());
+    runChild(spec, hooks, channel[1], argv.data(), envp.data(), candidates.data());
   }
   ::close(channel[1]);
   if (pid < 0) {
