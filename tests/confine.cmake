@@ -47,3 +47,10 @@ endforeach()
 # The unit suite also reaches the library's internal headers (the judge).
 target_include_directories(confine_rules_test PRIVATE
   ${PROJECT_SOURCE_DIR}/plugins/native-bwrap/confine/src)
+
+# A development tool, not a test: the supervisor's CPU time per notification
+# on the create-heavy and compile-style workloads of bench/supervisor.sh.
+add_executable(confine_supervisor_cost confine_programs/supervisor_cost.cpp
+  confine_programs/confine_harness.cpp)
+target_link_libraries(confine_supervisor_cost PRIVATE ccsandbox_confine Threads::Threads)
+target_include_directories(confine_supervisor_cost PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})

@@ -229,3 +229,48 @@ BOOST_AUTO_TEST_CASE(symlinks_out_of_the_root) {
   BOOST_CHECK(!exists(outside + "/f"));
   BOOST_CHECK_MESSAGE(refusedOnce(r, "file-write-create", outside + "/f"), describe(r));
 }
+
+BOOST_AUTO_TEST_CASE(every_kind_of_call_names_its_exact_action) {
+  // The supervisor acts on a final name without looking at it only when the
+  // judge allows the change whatever is there; each refusal here goes back
+  // through the careful path and must still name its call and its target.
+  Workspace w;
+  w.tree.file("ws/.env", "SECRET=1\n");
+  w.tree.file("ws/plain", "x\n");
+  const auto r =
+      runConfined(w.rules,
+                  {"/usr/bin/python3", "-c",
+                   "import os\n"
+                   "def t(name, f):\n"
+                   "  try: f(); print(name, 'OK')\n"
+                   "  except OSError as e: print(name, e.errno)\n"
+                   "t('unlink', lambda: os.unlink('.env'))\n"
+                   "t('mkdir', lambda: os.mkdir('x.pem'))\n"
+                   "t('mknod', lambda: os.mkfifo('f.key'))\n"
+                   "t('symlink', lambda: os.symlink('plain', 'l.pem'))\n"
+                   "t('rename-from', lambda: os.rename('.env', 'moved'))\n"
+                   "t('rename-to', lambda: os.rename('plain', 'k.key'))\n"
+                   "t('link', lambda: os.link('plain', 'h.pem'))\n"
+                   "t('open', lambda: os.close(os.open('c.pem', os.O_WRONLY | "
+                   "os.O_CREAT | os.O_EXCL, 0o600)))\n"
+                   "t('open-existing', lambda: os.close(os.open('.env', os.O_WRONLY)))\n"},
+                  w.at());
+  BOOST_CHECK_MESSAGE(r.out ==
+                          "unlink 13\nmkdir 13\nmknod 13\nsymlink 13\nrename-from 13\n"
+                          "rename-to 13\nlink 13\nopen 13\nopen-existing 13\n",
+                      describe(r));
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"file-write-unlink", ".env"}, {"file-write-mkdir", "x.pem"},
+      {"file-write-mknod", "f.key"}, {"file-write-symlink", "l.pem"},
+      {"file-write-rename", ".env"}, {"file-write-rename", "k.key"},
+      {"file-write-link", "h.pem"},  {"file-write-create", "c.pem"},
+      {"file-write-data", ".env"}};
+  BOOST_REQUIRE_MESSAGE(r.violations.size() == expected.size(), describe(r));
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    BOOST_CHECK_EQUAL(r.violations[i].action, expected[i].first);
+    BOOST_CHECK_EQUAL(r.violations[i].target, w.ws + "/" + expected[i].second);
+  }
+  const auto left = protectedNames(w.ws);
+  BOOST_CHECK(left == std::vector<std::string>{w.ws + "/.env"});
+  BOOST_CHECK(exists(w.ws + "/plain"));
+}

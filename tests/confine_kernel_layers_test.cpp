@@ -218,9 +218,20 @@ BOOST_AUTO_TEST_CASE(a_thread_that_changes_its_credentials_is_seen_at_once) {
                             "touch after",
                             inDir(ws));
   BOOST_REQUIRE_MESSAGE(e.status == 0, describe(e));
+  // execve sets the fsuid back to the effective uid: what the supervisor knew
+  // of the thread before the exec no longer holds after it.
+  const auto f = runConfined(standardRules(ws),
+                             {"/usr/bin/python3", "-c",
+                              "import ctypes, os\nlibc = ctypes.CDLL(None)\n"
+                              "libc.setfsgid(65534); libc.setfsuid(65534)\n"
+                              "open('fs.txt','w').close()\n"
+                              "os.execv('/usr/bin/touch', ['touch', 'exec.txt'])\n"},
+                             inDir(ws));
+  BOOST_REQUIRE_MESSAGE(f.status == 0, describe(f));
   struct stat st {};
-  for (auto [name, uid] : {std::pair{"root.txt", 0u}, std::pair{"nobody.txt", 65534u},
-                           std::pair{"before", 0u}, std::pair{"after", 65534u}}) {
+  for (auto [name, uid] :
+       {std::pair{"root.txt", 0u}, std::pair{"nobody.txt", 65534u}, std::pair{"before", 0u},
+        std::pair{"after", 65534u}, std::pair{"fs.txt", 65534u}, std::pair{"exec.txt", 0u}}) {
     BOOST_REQUIRE_EQUAL(::stat((ws + "/" + name).c_str(), &st), 0);
     BOOST_CHECK_MESSAGE(st.st_uid == uid, name << " belongs to " << st.st_uid);
   }

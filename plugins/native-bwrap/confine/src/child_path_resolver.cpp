@@ -12,7 +12,6 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <deque>
 #include <string_view>
 #include <vector>
 
@@ -22,16 +21,16 @@ namespace {
 constexpr int kMaxSymlinks = 40;  // the kernel's MAXSYMLINKS
 constexpr ino_t kProcRootIno = 1;
 
-std::vector<std::string> components(std::string_view path) {
-  std::vector<std::string> out;
-  std::size_t i = 0;
-  while (i < path.size()) {
-    while (i < path.size() && path[i] == '/') ++i;
-    const std::size_t start = i;
-    while (i < path.size() && path[i] != '/') ++i;
-    if (i > start) out.emplace_back(path.substr(start, i - start));
+// The components of `path`, last first (a stack: the next one is at the back).
+void pushComponents(std::string_view path, std::vector<std::string> &stack) {
+  std::size_t end = path.size();
+  while (end > 0) {
+    while (end > 0 && path[end - 1] == '/') --end;
+    std::size_t start = end;
+    while (start > 0 && path[start - 1] != '/') --start;
+    if (end > start) stack.emplace_back(path.substr(start, end - start));
+    end = start;
   }
-  return out;
 }
 
 bool isProcfs(int fd) {
@@ -70,6 +69,19 @@ UniqueFd dup(int fd) {
   return UniqueFd(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
 }
 
+// A directory's absolute path. With a private cwd, fchdir + getcwd(2) is a
+// third of the cost of readlink("/proc/self/fd/N"); the raw call, because
+// glibc's getcwd would walk ".." itself for a path it does not like. A
+// directory removed or out of our root ("(unreachable)/…") is left to readlink.
+std::string directoryPath(int dir, bool mayChdir) {
+  if (mayChdir && ::fchdir(dir) == 0) {
+    char buf[PATH_MAX];
+    const long n = ::syscall(SYS_getcwd, buf, sizeof buf);
+    if (n > 1 && buf[0] == '/') return std::string(buf, static_cast<std::size_t>(n - 1));
+  }
+  return pathOfFd(dir);
+}
+
 std::string join(const std::string &base, const std::string &name) {
   if (name == ".") return base;
   return base == "/" ? "/" + name : base + "/" + name;
@@ -77,16 +89,17 @@ std::string join(const std::string &base, const std::string &name) {
 
 class Walk {
  public:
-  Walk(ChildView &view, ResolvedName &out, bool followFinal)
-      : view_(view), out_(out), followFinal_(followFinal) {}
+  Walk(ChildView &view, ResolvedName &out, bool followFinal, FinalName final)
+      : view_(view), out_(out), followFinal_(followFinal), final_(final) {}
 
-  int run(UniqueFd start, std::vector<std::string> comps) {
-    cur_ = std::move(start);
-    pending_.assign(comps.begin(), comps.end());
+  // `start` is borrowed unless `owned` holds it.
+  int run(int start, UniqueFd owned, std::string_view path) {
+    moveTo(start, std::move(owned));
+    pushComponents(path, pending_);
     if (pending_.empty()) return finish(".", true, S_IFDIR);
     while (!pending_.empty()) {
-      std::string comp = std::move(pending_.front());
-      pending_.pop_front();
+      std::string comp = std::move(pending_.back());
+      pending_.pop_back();
       const bool last = pending_.empty();
       if (comp == ".") {
         if (last) return finish(".", true, S_IFDIR);
@@ -99,8 +112,9 @@ class Walk {
       }
       if (comp.size() > NAME_MAX) return ENAMETOOLONG;
       if (last) {
+        if (final_ == FinalName::leave && !out_.trailingSlash) return finishUnlooked(comp);
         struct stat st {};
-        if (::fstatat(cur_.get(), comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (::fstatat(cur_, comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
           if (errno == ENOENT) return finish(comp, false, 0);
           return errno;
         }
@@ -112,13 +126,13 @@ class Walk {
         }
         return finish(comp, true, st.st_mode & S_IFMT);
       }
-      UniqueFd next(::openat(cur_.get(), comp.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+      UniqueFd next(::openat(cur_, comp.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
       if (!next) return errno;
       struct stat st {};
       if (::fstat(next.get(), &st) != 0) return errno;
       if (S_ISDIR(st.st_mode)) {
-        if (isNumeric(comp) && isProcRoot(cur_.get()) && !ownProcEntry(comp)) return EACCES;
-        cur_ = std::move(next);
+        if (isNumeric(comp) && isProcRoot(cur_) && !ownProcEntry(cur_, comp)) return EACCES;
+        moveTo(std::move(next));
         continue;
       }
       if (!S_ISLNK(st.st_mode)) return ENOTDIR;
@@ -127,24 +141,33 @@ class Walk {
       if (magic) {
         // The kernel follows the magic link on our open; the path names the
         // caller's task, so this lands on the caller's directory.
-        UniqueFd target(::openat(cur_.get(), comp.c_str(), O_PATH | O_CLOEXEC));
+        UniqueFd target(::openat(cur_, comp.c_str(), O_PATH | O_CLOEXEC));
         if (!target) return errno;
         if (::fstat(target.get(), &st) != 0) return errno;
         if (!S_ISDIR(st.st_mode)) return ENOTDIR;
-        cur_ = std::move(target);
+        moveTo(std::move(target));
       }
     }
     return EINVAL;  // unreachable: the last component always returns
   }
 
  private:
+  void moveTo(int fd, UniqueFd owned = UniqueFd()) {
+    owned_ = std::move(owned);
+    cur_ = fd;
+  }
+  void moveTo(UniqueFd owned) {
+    const int fd = owned.get();
+    moveTo(fd, std::move(owned));
+  }
+
   int up() {
     const int root = view_.root();
     if (root < 0) return errno;
-    if (sameInode(cur_.get(), root)) return 0;  // ".." at the caller's root stays there
-    UniqueFd parent(::openat(cur_.get(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (sameInode(cur_, root)) return 0;  // ".." at the caller's root stays there
+    UniqueFd parent(::openat(cur_, "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!parent) return errno;
-    cur_ = std::move(parent);
+    moveTo(std::move(parent));
     return 0;
   }
 
@@ -152,47 +175,45 @@ class Walk {
   // must live under the caller's own /proc/<pid> (a cwd inside /proc/1 must
   // not reach the helper's fds).
   bool magicBelongsToCaller() {
-    UniqueFd dir = dup(cur_.get());
+    UniqueFd dir = dup(cur_);
     for (int depth = 0; dir && depth < 8 && !isProcRoot(dir.get()); ++depth)
       dir.reset(::openat(dir.get(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!dir || !isProcRoot(dir.get())) return false;
     const std::string mount = pathOfFd(dir.get());
-    const std::string here = pathOfFd(cur_.get());
+    const std::string here = pathOfFd(cur_);
     const std::string prefix = mount == "/" ? "/" : mount + "/";
     if (mount.empty() || here.compare(0, prefix.size(), prefix) != 0) return false;
     const std::string rest = here.substr(prefix.size());
     const std::string pid = rest.substr(0, rest.find('/'));
     if (!isNumeric(pid)) return false;
-    std::swap(cur_, dir);  // ownProcEntry looks relative to the procfs root
-    const bool own = ownProcEntry(pid);
-    std::swap(cur_, dir);
-    return own;
+    return ownProcEntry(dir.get(), pid);
   }
 
-  bool ownProcEntry(const std::string &pid) const {
+  // `procRoot` is the procfs root the entry `pid` is looked up in.
+  bool ownProcEntry(int procRoot, const std::string &pid) const {
     const std::string own = std::to_string(view_.tgid());
     if (pid == own) return true;
-    return ::faccessat(cur_.get(), (own + "/task/" + pid).c_str(), F_OK, 0) == 0;
+    return ::faccessat(procRoot, (own + "/task/" + pid).c_str(), F_OK, 0) == 0;
   }
 
   // Expands the symlink `comp` in cur_ into pending_, or reports a procfs
   // magic link through `magic`.
   int link(const std::string &comp, bool &magic) {
     if (++links_ > kMaxSymlinks) return ELOOP;
-    if (isProcfs(cur_.get())) {
-      const bool root = isProcRoot(cur_.get());
+    if (isProcfs(cur_)) {
+      const bool root = isProcRoot(cur_);
       if (root && comp == "self") {
-        pending_.push_front(std::to_string(view_.tgid()));
+        pending_.push_back(std::to_string(view_.tgid()));
         return 0;
       }
       if (root && comp == "thread-self") {
-        pending_.push_front(std::to_string(view_.tid()));
-        pending_.push_front("task");
-        pending_.push_front(std::to_string(view_.tgid()));
+        pending_.push_back(std::to_string(view_.tid()));
+        pending_.push_back("task");
+        pending_.push_back(std::to_string(view_.tgid()));
         return 0;
       }
       std::string target;
-      if (const int e = readLinkAt(cur_.get(), comp, target); e != 0) return e;
+      if (const int e = readLinkAt(cur_, comp, target); e != 0) return e;
       if (root && !target.empty() && target[0] != '/') {  // /proc/mounts -> self/mounts
         push(target);
         return 0;
@@ -202,44 +223,58 @@ class Walk {
       return 0;
     }
     std::string target;
-    if (const int e = readLinkAt(cur_.get(), comp, target); e != 0) return e;
+    if (const int e = readLinkAt(cur_, comp, target); e != 0) return e;
     if (target.empty()) return ENOENT;
     if (target[0] == '/') {
       const int root = view_.root();
       if (root < 0) return errno;
-      cur_ = dup(root);
-      if (!cur_) return errno;
+      moveTo(root);
     }
     push(target);
     return 0;
   }
 
   void push(const std::string &target) {
-    auto comps = components(target);
-    if (comps.empty()) comps.emplace_back(".");
-    pending_.insert(pending_.begin(), comps.begin(), comps.end());
+    const std::size_t before = pending_.size();
+    pushComponents(target, pending_);
+    if (pending_.size() == before) pending_.emplace_back(".");
+  }
+
+  void pinDir() {
+    out_.ownedDir = std::move(owned_);
+    out_.dir = cur_;
   }
 
   int finish(const std::string &name, bool exists, mode_t type) {
-    out_.dir = std::move(cur_);
+    pinDir();
     out_.name = name;
     out_.exists = exists;
     out_.type = type;
     out_.magic = false;
-    out_.absolute = join(pathOfFd(out_.dir.get()), name);
+    out_.looked = true;
+    const std::string dir = directoryPath(out_.dir, view_.mayChdir());
+    if (dir.empty()) return ENAMETOOLONG;  // no path to judge: refuse rather than guess
+    out_.absolute = join(dir, name);
     return 0;
+  }
+
+  int finishUnlooked(const std::string &name) {
+    const int e = finish(name, false, 0);
+    out_.looked = false;
+    return e;
   }
 
   int finishMagic(const std::string &name) {
     struct stat st {};
-    const bool exists = ::fstatat(cur_.get(), name.c_str(), &st, 0) == 0;
+    const bool exists = ::fstatat(cur_, name.c_str(), &st, 0) == 0;
     std::string target;
-    if (const int e = readLinkAt(cur_.get(), name, target); e != 0) return e;
-    out_.dir = std::move(cur_);
+    if (const int e = readLinkAt(cur_, name, target); e != 0) return e;
+    pinDir();
     out_.name = name;
     out_.exists = exists;
     out_.type = exists ? (st.st_mode & S_IFMT) : 0;
     out_.magic = true;
+    out_.looked = true;
     out_.absolute = std::move(target);
     return 0;
   }
@@ -247,8 +282,10 @@ class Walk {
   ChildView &view_;
   ResolvedName &out_;
   bool followFinal_;
-  UniqueFd cur_;
-  std::deque<std::string> pending_;
+  FinalName final_;
+  int cur_ = -1;
+  UniqueFd owned_;
+  std::vector<std::string> pending_;  // a stack: the next component is at the back
   int links_ = 0;
 };
 
@@ -265,12 +302,24 @@ int ChildView::cwd() {
 }
 
 int ChildView::fd(int fd) {
-  for (int i = 0; i < 2; ++i)
+  int slot = -1;
+  for (int i = 0; i < kTakenSlots; ++i) {
     if (taken_[i] && takenNumber_[i] == fd) return taken_[i].get();
-  const int slot = taken_[0] ? 1 : 0;
-  taken_[slot] = takeTaskFd(tid_, fd);
+    if (!taken_[i] && slot < 0) slot = i;
+  }
+  // Resolutions borrow what is taken here, so nothing is ever evicted (a call
+  // names at most two dirfds).
+  if (slot < 0) {
+    errno = EMFILE;
+    return -1;
+  }
+  taken_[slot] = takeTaskFd(tid_, fd, pidfd_);
   takenNumber_[slot] = fd;
   return taken_[slot].get();
+}
+
+UniqueFd ResolvedName::duplicateDir() const {
+  return dup(dir);
 }
 
 std::string pathOfFd(int fd) {
@@ -283,12 +332,11 @@ std::string pathOfFd(int fd) {
 }
 
 int resolveInChild(ChildView &view, int startFd, const std::string &path, bool followFinal,
-                   ResolvedName &out) {
+                   ResolvedName &out, FinalName final) {
   if (path.empty()) return ENOENT;
   if (path.size() >= PATH_MAX) return ENAMETOOLONG;
   const bool absolute = path[0] == '/';
   out.trailingSlash = path.size() > 1 && path.back() == '/';
-  auto comps = components(path);
   int base = startFd;
   if (absolute) {
     base = view.root();
@@ -297,28 +345,36 @@ int resolveInChild(ChildView &view, int startFd, const std::string &path, bool f
 
   // Fast path: the directory part holds no symlink, no "..", and is outside
   // procfs, so one openat2 call is the kernel's own walk.
-  bool plain = comps.size() > 1;
-  for (std::size_t i = 0; plain && i + 1 < comps.size(); ++i)
-    if (comps[i] == "..") plain = false;
-  if (plain) {
-    std::string dir;
-    for (std::size_t i = 0; i + 1 < comps.size(); ++i) (dir += comps[i]) += '/';
+  std::string_view p(path);
+  while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+  const std::size_t slash = p.rfind('/');
+  const std::string_view dirPart = slash == std::string_view::npos ? "" : p.substr(0, slash + 1);
+  const std::string_view lastPart = slash == std::string_view::npos ? p : p.substr(slash + 1);
+  bool plain = !lastPart.empty();
+  for (std::size_t at = 0; plain && at < dirPart.size();) {
+    const std::size_t next = dirPart.find('/', at);
+    if (dirPart.substr(at, next - at) == "..") plain = false;
+    at = next == std::string_view::npos ? dirPart.size() : next + 1;
+  }
+  // Whether the directory part names anything but the start ("x", "/x", "//x").
+  const bool hasDir = dirPart.find_first_not_of('/') != std::string_view::npos;
+  if (plain && hasDir) {
     open_how how{};
     how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
     how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (absolute ? RESOLVE_IN_ROOT : 0);
+    const std::string dir(dirPart);
     UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, base, dir.c_str(), &how, sizeof how)));
     if (fd && !isProcfs(fd.get())) {
-      Walk walk(view, out, followFinal);
-      return walk.run(std::move(fd), {comps.back()});
+      Walk walk(view, out, followFinal, final);
+      const int at = fd.get();
+      return walk.run(at, std::move(fd), lastPart);
     }
     if (!fd && (errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == ENAMETOOLONG))
       return errno;
     // ELOOP (a symlink), EXDEV, EAGAIN, ENOSYS or procfs: the careful walk.
   }
-  UniqueFd start = dup(base);
-  if (!start) return errno;
-  Walk walk(view, out, followFinal);
-  return walk.run(std::move(start), std::move(comps));
+  Walk walk(view, out, followFinal, final);
+  return walk.run(base, UniqueFd(), path);
 }
 
 }  // namespace ccsandbox::confine

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,16 +22,20 @@ namespace {
 #endif
 
 int parseStatus(int fd, TaskStatus &out, int *threads = nullptr) {
-  char buf[4096];
+  char buf[16384];
   std::size_t have = 0;
   for (;;) {
-    // pread from 0: a cached fd regenerates the file on each pass.
-    const ssize_t n = ::pread(fd, buf + have, sizeof buf - have, static_cast<off_t>(have));
+    const std::size_t want = sizeof buf - have;
+    const ssize_t n = ::pread(fd, buf + have, want, static_cast<off_t>(have));
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno;
     }
-    if (n == 0 || (have += static_cast<std::size_t>(n)) == sizeof buf) break;
+    have += static_cast<std::size_t>(n);
+    // A short read is the whole file: procfs generates it afresh on every
+    // read, so asking once more for the end would cost a second generation.
+    if (n == 0 || static_cast<std::size_t>(n) < want) break;
+    if (have == sizeof buf) return EIO;  // thousands of groups: refuse, never guess
   }
   std::string_view text(buf, have);
   auto field = [&](std::string_view key) -> std::string_view {
@@ -57,7 +62,10 @@ int parseStatus(int fd, TaskStatus &out, int *threads = nullptr) {
   const auto uids = numbers(field("Uid:"), 10);
   const auto gids = numbers(field("Gid:"), 10);
   const auto caps = numbers(field("CapEff:"), 16);
-  if (tgid.size() != 1 || uids.size() != 4 || gids.size() != 4 || caps.size() != 1) return EIO;
+  const auto permitted = numbers(field("CapPrm:"), 16);
+  if (tgid.size() != 1 || uids.size() != 4 || gids.size() != 4 || caps.size() != 1 ||
+      permitted.size() != 1)
+    return EIO;
   out.tgid = static_cast<pid_t>(tgid[0]);
   if (threads) {
     const auto n = numbers(field("Threads:"), 10);
@@ -67,6 +75,9 @@ int parseStatus(int fd, TaskStatus &out, int *threads = nullptr) {
   out.credentials.fsuid = static_cast<uid_t>(uids[3]);
   out.credentials.fsgid = static_cast<gid_t>(gids[3]);
   out.credentials.capEffective = caps[0];
+  // execve sets fsuid/fsgid to the effective ids; under no_new_privs it
+  // changes nothing else here unless the thread holds capabilities.
+  out.execKeepsCredentials = permitted[0] == 0 && uids[1] == uids[3] && gids[1] == gids[3];
   out.credentials.groups.clear();
   for (auto g : numbers(field("Groups:"), 10))
     out.credentials.groups.push_back(static_cast<gid_t>(g));
@@ -96,6 +107,17 @@ UniqueFd openTaskLink(pid_t tid, const char *link, int taskDir) {
 namespace {
 
 constexpr std::size_t kMaxEntries = 256;  // each holds two fds
+
+// Whether `tid` is the only thread of its process: its task directory links
+// ".", ".." and one entry per thread. A blocked thread is the only one that
+// could start another, so the answer holds until its call returns. False
+// when it cannot be told.
+bool onlyThread(pid_t tid) {
+  char task[48];
+  std::snprintf(task, sizeof task, "/proc/%d/task", tid);
+  struct stat st {};
+  return ::stat(task, &st) == 0 && st.st_nlink == 3;
+}
 
 bool exited(int pidfd) {
   pollfd p{pidfd, POLLIN, 0};
@@ -137,35 +159,38 @@ void TaskCache::makeRoom() {
     std::erase_if(uncached_, [](const auto &kv) { return exited(kv.second.get()); });
 }
 
-int TaskCache::status(pid_t tid, TaskStatus &out, int &taskDir) {
+int TaskCache::status(pid_t tid, Task &out) {
   if (auto it = entries_.find(tid); it != entries_.end()) {
     if (!exited(it->second.pidfd.get())) {
-      out = it->second.status;
-      taskDir = it->second.dir.get();
+      out = {&it->second.status, it->second.dir.get(), it->second.pidfd.get()};
       return 0;
     }
     entries_.erase(it);
   }
   Entry fresh;
   if (const int e = readFresh(tid, fresh); e != 0) return e;
-  out = fresh.status;
-  if (!umaskShared_ && !processUncached(fresh.tgid)) {
-    fresh.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, tid, PIDFD_THREAD)));
-    if (fresh.pidfd) {
-      makeRoom();
-      auto &kept = entries_[tid] = std::move(fresh);
-      taskDir = kept.dir.get();
-      return 0;
-    }
+  fresh.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, tid, PIDFD_THREAD)));
+  Entry *kept = &scratch_;
+  if (fresh.pidfd && !umaskShared_ && !processUncached(fresh.tgid)) {
+    makeRoom();
+    kept = &entries_[tid];
   }
-  scratch_ = std::move(fresh);
-  taskDir = scratch_.dir.get();
+  *kept = std::move(fresh);
+  out = {&kept->status, kept->dir.get(), kept->pidfd.get()};
   return 0;
 }
 
-void TaskCache::umaskChanging(pid_t tid) {
+void TaskCache::umaskChanging(pid_t tid, mode_t mask) {
+  if (onlyThread(tid)) {
+    // Nobody can look before the call lands, and umask(2) cannot fail.
+    if (auto it = entries_.find(tid); it != entries_.end()) it->second.status.umask = mask & 0777;
+    return;
+  }
   Entry fresh;
-  if (readFresh(tid, fresh) != 0) return;
+  if (readFresh(tid, fresh) != 0) {
+    entries_.erase(tid);
+    return;
+  }
   if (fresh.threads > 1) {
     // Another thread could read the old umask before this call lands.
     UniqueFd leader(static_cast<int>(::syscall(SYS_pidfd_open, fresh.tgid, 0)));
@@ -184,6 +209,16 @@ void TaskCache::credentialsChanging(pid_t tid) {
 }
 
 void TaskCache::execing(pid_t tid) {
+  // The common case, cheaply: a thread-group leader (pidfd_open without
+  // PIDFD_THREAD accepts nothing else) keeps its number through exec, and the
+  // other threads die with their entries (their pidfds say so). Its own entry
+  // survives unless the exec could change what it holds — and an exec that
+  // fails changes nothing at all.
+  if (UniqueFd leader(static_cast<int>(::syscall(SYS_pidfd_open, tid, 0))); leader) {
+    const auto it = entries_.find(tid);
+    if (it != entries_.end() && !it->second.status.execKeepsCredentials) entries_.erase(it);
+    return;
+  }
   Entry fresh;
   if (readFresh(tid, fresh) != 0) {
     entries_.clear();
@@ -201,10 +236,14 @@ void TaskCache::execing(pid_t tid) {
   forgetProcess(fresh.tgid);
 }
 
-UniqueFd takeTaskFd(pid_t tid, int fd) {
-  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, tid, PIDFD_THREAD)));
-  if (pidfd) {
-    UniqueFd taken(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), fd, 0)));
+UniqueFd takeTaskFd(pid_t tid, int fd, int pidfd) {
+  UniqueFd opened;
+  if (pidfd < 0) {
+    opened.reset(static_cast<int>(::syscall(SYS_pidfd_open, tid, PIDFD_THREAD)));
+    pidfd = opened.get();
+  }
+  if (pidfd >= 0) {
+    UniqueFd taken(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd, fd, 0)));
     if (taken || errno != ENOSYS) return taken;
   }
   // Before 6.9 (no PIDFD_THREAD): the thread's fd link reopens the same object.

@@ -46,11 +46,11 @@ WriteJudge::WriteJudge(const ConfineRules &rules)
 
 Verdict WriteJudge::judge(std::string_view absolute, NameChange change) const {
   if (absolute.empty() || absolute[0] != '/') return {};
-  std::string path(absolute);
+  std::string_view path = absolute;
   // A magic link to an unlinked file reads "/dir/name (deleted)".
   if (constexpr std::string_view del = " (deleted)";
       path.size() > del.size() && path.ends_with(del))
-    path.resize(path.size() - del.size());
+    path.remove_suffix(del.size());
 
   if (const std::string *g = globs_.match(path)) return {false, "writeDenyGlobs " + *g};
   for (const auto &d : writeDeny_) {
