@@ -1,9 +1,11 @@
 // Relays bytes both ways between a proxy client and its upstream once the
 // handshake is done. Data moves socket -> pipe -> socket with splice(2), so it
 // is never copied through user space; where splice is unsupported for a socket
-// pair the relay falls back to read/write. Half-close is respected: EOF from
-// one side becomes shutdown(SHUT_WR) on the other, and the tunnel closes once
-// both directions have ended (or at once on an error).
+// pair the relay falls back to read/write. A direction that carries bulk data
+// gets a larger pipe, and the client's leg (always local) runs Reno instead of
+// a pacing congestion control: both only cut CPU per byte. Half-close is
+// respected: EOF from one side becomes shutdown(SHUT_WR) on the other, and the
+// tunnel closes once both directions have ended (or at once on an error).
 #pragma once
 
 #include "egress_context.hpp"
