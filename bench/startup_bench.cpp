@@ -3,6 +3,9 @@
 //
 //   ccsandbox run -- true           the whole thing: probe, launch, exec, destroy
 //   bwrap --ro-bind / / --unshare-all true     bare bubblewrap
+//   bwrap <the session's plan> true bubblewrap doing exactly the mounts of one
+//                                   of our sessions (its /proc, /dev, binds,
+//                                   masks), running true instead of our helper
 //   srt true                        Anthropic's sandbox runtime (when given)
 //   exec `true` in a warm session   what cc_server pays per command
 //
@@ -21,8 +24,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,20 +61,46 @@ int runQuiet(const std::vector<std::string> &argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-Stats measure(int runs, const std::function<int()> &once) {
-  once();  // warm the page cache; not counted
-  std::vector<double> times;
-  Stats s;
-  for (int i = 0; i < runs; ++i) {
-    auto t0 = Clock::now();
-    int rc = once();
-    times.push_back(Ms(Clock::now() - t0).count());
-    if (rc != 0) ++s.failures;
+struct Subject {
+  std::string name;
+  int every = 1;  // measured in every `every`-th round
+  std::function<int()> once;
+};
+
+std::vector<Stats> measureInterleaved(int rounds, const std::vector<Subject> &subjects) {
+  for (const auto &s : subjects) s.once();  // warm the page cache; not counted
+  std::vector<std::vector<double>> times(subjects.size());
+  std::vector<Stats> out(subjects.size());
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t i = 0; i < subjects.size(); ++i) {
+      if (r % subjects[i].every != 0) continue;
+      auto t0 = Clock::now();
+      int rc = subjects[i].once();
+      times[i].push_back(Ms(Clock::now() - t0).count());
+      if (rc != 0) ++out[i].failures;
+    }
+  for (std::size_t i = 0; i < subjects.size(); ++i) {
+    auto &t = times[i];
+    std::sort(t.begin(), t.end());
+    out[i].median = t[t.size() / 2];
+    out[i].p90 = t[std::min(t.size() - 1, t.size() * 9 / 10)];
   }
-  std::sort(times.begin(), times.end());
-  s.median = times[times.size() / 2];
-  s.p90 = times[std::min(times.size() - 1, times.size() * 9 / 10)];
-  return s;
+  return out;
+}
+
+// The bubblewrap command line of a live session (from its bwrapPid), up to
+// and including "--": what follows is our helper and its arguments.
+std::vector<std::string> bwrapPlanOf(const ccsandbox::SandboxHandle &handle) {
+  const auto *pid = handle.details.if_contains("bwrapPid");
+  if (!pid || !pid->is_int64()) return {};
+  std::ifstream in("/proc/" + std::to_string(pid->as_int64()) + "/cmdline", std::ios::binary);
+  std::vector<std::string> argv;
+  std::string arg;
+  while (std::getline(in, arg, '\0')) {
+    argv.push_back(arg);
+    if (arg == "--") return argv;
+  }
+  return {};
 }
 
 void row(const std::string &name, const Stats &s) {
@@ -112,47 +143,64 @@ int main(int argc, char **argv) {
   work = buf.data();
   if (chdir(work.c_str()) != 0) return 1;
 
-  std::printf("start-up, %d runs each (after one unmeasured warm-up), uid %d\n", runs, getuid());
-  // Without filename rules: until the next issue lands the standard policy is
-  // refused on Linux; the opt-out is the launch that can run today.
-  Stats ours = measure(runs, [&] {
-    return runQuiet({cli, "run", "--backend", "native", "--", "true"});
-  });
-  row("ccsandbox run --backend native -- true", ours);
-  Stats bare = measure(runs, [&] {
-    return runQuiet({bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"});
-  });
-  row("bwrap --ro-bind / / --unshare-all true", bare);
-  Stats none = measure(runs, [&] {
-    return runQuiet({cli, "run", "--backend", "none", "--", "true"});
-  });
-  row("ccsandbox run --backend none -- true", none);
+  // Every subject runs once per round, in turn, so a change of load over the
+  // run (other work on the machine, caches, CPU frequency) hits all of them
+  // alike; srt, a hundred times slower, runs every third round.
+  std::vector<Subject> subjects;
+  // The standard policy: supervisor and Landlock on, as a user gets it.
+  subjects.push_back({"ccsandbox run --backend native -- true", 1, [&] {
+                        return runQuiet({cli, "run", "--backend", "native", "--", "true"});
+                      }});
+  subjects.push_back({"bwrap --ro-bind / / --unshare-all true", 1, [&] {
+                        return runQuiet({bwrap, "--ro-bind", "/", "/", "--unshare-all",
+                                         "--die-with-parent", "true"});
+                      }});
+  subjects.push_back({"ccsandbox run --backend none -- true", 1, [&] {
+                        return runQuiet({cli, "run", "--backend", "none", "--", "true"});
+                      }});
+  if (!srt.empty()) subjects.push_back({"srt true", 3, [&] { return runQuiet({srt, "true"}); }});
 
-  std::optional<Stats> peer;
-  if (!srt.empty()) {
-    peer = measure(std::max(3, runs / 3), [&] { return runQuiet({srt, "true"}); });
-    row("srt true", *peer);
-  }
-
-  // A warm session, through the core's public API as cc_server uses it.
-  std::optional<Stats> warm;
+  // A warm session, through the core's public API as cc_server uses it
+  // (standard policy). While it lives, its bubblewrap command line is also
+  // the fair floor: the same mounts, with `true` where our helper would run.
+  std::unique_ptr<ccsandbox::Runtime> runtime;
+  std::shared_ptr<ccsandbox::Session> session;
+  std::vector<std::string> plan;
   try {
-    ccsandbox::Runtime runtime;
+    runtime = std::make_unique<ccsandbox::Runtime>();
     ccsandbox::LaunchOptions launch;
     launch.spec.bindMounts.push_back({work, work, false});
     launch.spec.guestWorkdir = work;
     launch.backend = ccsandbox::RequestedBackend::native;
-    launch.policy.standardFilenameRules = false;
-    auto session = runtime.launch(std::move(launch));
-    warm = measure(runs * 3, [&] {
-      auto p = session->exec({.argv = {"true"}});
-      return p->wait();
-    });
-    session->destroy();
-    row("exec `true` in a warm native session", *warm);
+    session = runtime->launch(std::move(launch));
+    plan = bwrapPlanOf(session->handle());
   } catch (const std::exception &e) {
     std::printf("  warm session: %s\n", e.what());
   }
+  if (!plan.empty()) {
+    plan.push_back("true");
+    subjects.push_back(
+        {"bwrap with the session's mount plan, true", 1, [&] { return runQuiet(plan); }});
+  }
+  if (session)
+    subjects.push_back({"exec `true` in a warm native session", 1,
+                        [&] { return session->exec({.argv = {"true"}})->wait(); }});
+
+  std::printf("start-up, %d interleaved rounds (after one unmeasured warm-up each), uid %d\n", runs,
+              getuid());
+  std::vector<Stats> stats = measureInterleaved(runs, subjects);
+  for (std::size_t i = 0; i < subjects.size(); ++i) row(subjects[i].name, stats[i]);
+  if (session) session->destroy();
+  auto find = [&](const std::string &prefix) -> std::optional<Stats> {
+    for (std::size_t i = 0; i < subjects.size(); ++i)
+      if (subjects[i].name.rfind(prefix, 0) == 0) return stats[i];
+    return std::nullopt;
+  };
+  Stats ours = *find("ccsandbox run --backend native");
+  Stats bare = *find("bwrap --ro-bind");
+  auto peer = find("srt");
+  auto samePlan = find("bwrap with the session");
+  auto warm = find("exec `true`");
 
   std::printf("\nratios (median):\n");
   std::printf("  ccsandbox run / bare bwrap      %6.2fx   (target: <= 3x)\n",
@@ -162,6 +210,11 @@ int main(int argc, char **argv) {
                 peer->median / ours.median);
   else
     std::printf("  srt true / ccsandbox run        not measured (no --srt)\n");
+  if (samePlan)
+    std::printf(
+        "  ccsandbox run / same-plan bwrap %6.2fx   (what ccsandbox adds to bubblewrap's\n"
+        "                                            own work for the same mounts)\n",
+        ours.median / samePlan->median);
   if (warm) std::printf("  warm exec / bare bwrap          %6.2fx\n", warm->median / bare.median);
   std::filesystem::remove_all(work);
   return 0;
