@@ -76,3 +76,14 @@ void c_client_bad_launch(const char *plugin_dir, char *message, size_t cap) {
   if (s) ccsandbox_session_destroy(s);
   ccsandbox_runtime_free(rt);
 }
+
+/* The error message for runtime options with a probe cache directory of the
+ * wrong type; "" when the runtime was created anyway. */
+void c_client_bad_options(char *message, size_t cap) {
+  char *error = NULL;
+  ccsandbox_runtime *rt =
+      ccsandbox_runtime_new("{\"searchInstallDir\": false, \"probeCacheDir\": 5}", &error);
+  snprintf(message, cap, "%s", rt ? "" : error);
+  ccsandbox_free(error);
+  if (rt) ccsandbox_runtime_free(rt);
+}

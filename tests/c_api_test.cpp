@@ -6,6 +6,7 @@
 
 extern "C" int c_client_run(const char *plugin_dir, const char *script, char *events, size_t cap);
 extern "C" void c_client_bad_launch(const char *plugin_dir, char *message, size_t cap);
+extern "C" void c_client_bad_options(char *message, size_t cap);
 
 namespace {
 const std::string kNoneOnly = std::string(CCSANDBOX_FIXTURE_DIR) + "/none-only";
@@ -28,4 +29,10 @@ BOOST_AUTO_TEST_CASE(errors_come_back_as_messages) {
   c_client_bad_launch(kNoneOnly.c_str(), message, sizeof message);
   BOOST_CHECK_EQUAL(std::string(message),
                     "spec.bindMounts[0].hostPath: must be absolute (\"rel\" is relative)");
+}
+
+BOOST_AUTO_TEST_CASE(runtime_options_are_checked_field_by_field) {
+  char message[1024];
+  c_client_bad_options(message, sizeof message);
+  BOOST_CHECK_NE(std::string(message).find("probeCacheDir"), std::string::npos);
 }
