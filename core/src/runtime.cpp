@@ -295,8 +295,8 @@ std::shared_ptr<Session> Runtime::launch(LaunchOptions options) {
       // The host may have changed in a way no fingerprint sees: never trust that entry again.
       impl_->probeCache->forget(r.plugin);
       throw BackendError(std::string(e.what()) + " (the probe result of " + r.plugin +
-                         " was kept from an earlier run; it is dropped, and the next start "
-                         "probes afresh)");
+                         " was kept from an earlier run; in case the host changed since, it is "
+                         "dropped, and the next start probes afresh)");
     }
     throw;
   } catch (...) {
