@@ -1,6 +1,7 @@
 #include "probe_cache.hpp"
 
 #include "ccsandbox/backend_abi.h"
+#include "ccsandbox/file_identity.hpp"
 #include "ccsandbox/json_reader.hpp"
 #include "ccsandbox/logging.hpp"
 #include "ccsandbox/unique_fd.hpp"
@@ -15,7 +16,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 namespace ccsandbox {
 
@@ -30,20 +30,10 @@ std::string bootId() {
   return id;
 }
 
-// dev:ino:size:mtime:ctime of the file the plugin was loaded from: a rebuilt or
-// replaced plugin is a new key.
-std::string fileIdentity(const std::string &path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return "";
-  std::ostringstream out;
-  out << st.st_dev << ':' << st.st_ino << ':' << st.st_size << ':' << st.st_mtim.tv_sec << '.'
-      << st.st_mtim.tv_nsec << ':' << st.st_ctim.tv_sec << '.' << st.st_ctim.tv_nsec;
-  return out.str();
-}
-
 boost::json::object keyJson(const ProbeKey &key) {
   return {{"plugin", key.plugin},
           {"pluginFile", key.pluginFile},
+          // A rebuilt or replaced plugin is a new key.
           {"pluginFileId", fileIdentity(key.pluginFile)},
           {"abi", std::to_string(CCSANDBOX_ABI_MAJOR) + "." + std::to_string(CCSANDBOX_ABI_MINOR)},
           {"bootId", bootId()},

@@ -4,6 +4,8 @@
 #include "mount_plan.hpp"
 #include "unique_pipe.hpp"
 
+#include "ccsandbox/file_identity.hpp"
+
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -151,14 +153,10 @@ void locate(const std::string &bwrapSetting, const std::string &helperSetting,
   host.callerIsRoot = ::geteuid() == 0;
 }
 
-std::string fileIdentity(const std::string &path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return path + "@missing";
-  std::ostringstream out;
-  out << path << '@' << st.st_dev << ':' << st.st_ino << ':' << st.st_size << ':'
-      << st.st_mtim.tv_sec << '.' << st.st_mtim.tv_nsec << ':' << st.st_ctim.tv_sec << '.'
-      << st.st_ctim.tv_nsec;
-  return out.str();
+// The binary `path` and which file it is now.
+std::string binaryIdentity(const std::string &path) {
+  std::string id = fileIdentity(path);
+  return path + "@" + (id.empty() ? "missing" : id);
 }
 
 std::string namespaceOf(const char *name) {
@@ -193,7 +191,7 @@ std::optional<std::string> bwrapProbeFingerprint(const std::string &bwrapSetting
   // user: the two binaries, the namespaces and confinement this process runs in (a
   // container shares the boot), and the sysctls that gate user namespaces.
   std::ostringstream out;
-  out << "bwrap=" << fileIdentity(host.bwrapPath) << ";helper=" << fileIdentity(host.helperPath)
+  out << "bwrap=" << binaryIdentity(host.bwrapPath) << ";helper=" << binaryIdentity(host.helperPath)
       << ";euid=" << ::geteuid() << ";egid=" << ::getegid() << ";kernel=" << u.release
       << ";userns=" << namespaceOf("user") << ";mntns=" << namespaceOf("mnt")
       << ";status=" << confinementOfCaller();
