@@ -193,15 +193,19 @@ void TaskCache::umaskChanging(pid_t tid, mode_t mask) {
   }
   if (fresh.threads > 1) {
     // Another thread could read the old umask before this call lands.
-    UniqueFd leader(static_cast<int>(::syscall(SYS_pidfd_open, fresh.tgid, 0)));
-    if (leader)
-      uncached_[fresh.tgid] = std::move(leader);
-    else
+    if (!uncacheProcess(fresh.tgid))
       umaskShared_ = true;  // cannot tell when it ends: stop caching umasks
     forgetProcess(fresh.tgid);
     return;
   }
   entries_.erase(tid);
+}
+
+bool TaskCache::uncacheProcess(pid_t tgid) {
+  UniqueFd leader(static_cast<int>(::syscall(SYS_pidfd_open, tgid, 0)));
+  if (!leader) return false;
+  uncached_[tgid] = std::move(leader);
+  return true;
 }
 
 void TaskCache::credentialsChanging(pid_t tid) {
@@ -226,13 +230,7 @@ void TaskCache::execing(pid_t tid) {
   }
   // A non-leader thread that execs takes over the leader's number: with other
   // threads around, an entry for that number could be refilled meanwhile.
-  if (fresh.threads > 1) {
-    UniqueFd leader(static_cast<int>(::syscall(SYS_pidfd_open, fresh.tgid, 0)));
-    if (leader)
-      uncached_[fresh.tgid] = std::move(leader);
-    else
-      entries_.clear();
-  }
+  if (fresh.threads > 1 && !uncacheProcess(fresh.tgid)) entries_.clear();
   forgetProcess(fresh.tgid);
 }
 

@@ -85,6 +85,8 @@ class TaskCache {
   int readFresh(pid_t tid, Entry &out);
   void forgetProcess(pid_t tgid);
   bool processUncached(pid_t tgid);
+  // Stops caching process `tgid` until its leader ends; false when no pidfd could be had.
+  bool uncacheProcess(pid_t tgid);
   void makeRoom();
 
   std::unordered_map<pid_t, Entry> entries_;
