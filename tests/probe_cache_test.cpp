@@ -251,3 +251,17 @@ BOOST_AUTO_TEST_CASE(an_abi_1_0_plugin_loads_and_is_probed_every_time) {
   BOOST_CHECK_EQUAL(f.calls(), "probe probe ");
   BOOST_CHECK(!fs::exists(f.cacheDir + "/probe-fixture-kept-abi10.json"));
 }
+
+BOOST_AUTO_TEST_CASE(an_unusable_cache_directory_is_said_and_every_plugin_probed) {
+  Fixture f;
+  std::string shared = f.tree.dir("shared");
+  ::chmod(shared.c_str(), 0777);
+  auto o = f.options("kept", {{"fingerprint", "host"}});
+  o.probeCacheDir = shared;
+  test::LogCapture log;
+  { Runtime a(o); }
+  { Runtime b(o); }
+  BOOST_CHECK_EQUAL(f.calls(), "probe probe ");
+  BOOST_CHECK_EQUAL(log.count({"probe cache off:", "writable by others", "probed afresh"}), 2u);
+  BOOST_CHECK(fs::is_empty(shared));
+}

@@ -185,8 +185,10 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   if (o.probeCacheDir) {
     impl_->probeCache.emplace(*o.probeCacheDir);
     if (!impl_->probeCache->usable()) {
-      logging::write(Level::debug, "core",
-                     "probe cache off: " + impl_->probeCache->unusableReason());
+      // Said, not silent: someone else's or a shared directory is worth knowing about.
+      logging::write(Level::warning, "core",
+                     "probe cache off: " + impl_->probeCache->unusableReason() +
+                         "; every plugin is probed afresh");
       impl_->probeCache.reset();
     }
   }
