@@ -345,6 +345,28 @@ BOOST_AUTO_TEST_CASE(git_repositories_under_a_write_root) {
   BOOST_TEST(!coveredBy(p.writeDeny, kHome + "/work/repo/src/main.c"));
 }
 
+BOOST_AUTO_TEST_CASE(git_search_finds_every_repository_of_a_wide_tree) {
+  // More directories waiting at once than the search keeps descriptors for, so
+  // later ones are opened by their path; leaf directories (no subdirectory) are
+  // judged by their link count without being read, a `.git` file in one included.
+  TempTree tree;
+  for (int i = 0; i < 150; ++i) {
+    std::string d = "w/d" + std::to_string(i);
+    tree.dir(d + "/leaf");
+    if (i % 2)
+      tree.dir(d + "/repo/.git/hooks");
+    else
+      tree.file(d + "/leaf/.git", "gitdir: /w/g" + std::to_string(i) + "\n");
+  }
+  PathResolver fs(tree.path());
+  auto found = findGitControlPaths(fs, "/w");
+  BOOST_TEST(!found.truncated);
+  BOOST_TEST(found.paths.size() == 300u);
+  BOOST_TEST(has(found.paths, "/w/d149/repo/.git/hooks"));
+  BOOST_TEST(has(found.paths, "/w/g148/config"));
+  BOOST_TEST(has(found.paths, "/w/g0/hooks"));
+}
+
 BOOST_AUTO_TEST_CASE(write_root_reached_through_a_symlink) {
   FakeHost host;
   host.tree.dir("private/tmp/wt/.git/hooks");
