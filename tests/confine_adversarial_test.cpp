@@ -222,6 +222,31 @@ BOOST_AUTO_TEST_CASE(protected_paths_inside_a_root) {
   BOOST_CHECK_MESSAGE(renameRefused, describe(r));
 }
 
+BOOST_AUTO_TEST_CASE(a_missing_directory_of_a_protected_path) {
+  // ~/.config/git/config protected while ~/.config does not exist yet: a
+  // symlink, or a prepared directory renamed in, standing there would give
+  // the protected file content of the command's choosing. An empty directory
+  // may appear; the protected name beneath it stays refused.
+  Workspace w;
+  w.rules.writeDeny.push_back(w.ws + "/.config/git/config");
+  const auto evil = fs::canonical(w.tree.dir("ws/evil/git")).string();
+  const auto r = shConfined(w.rules,
+                            "echo '[core] fsmonitor = sh -c id' > evil/git/config;"
+                            " ln -s evil .config; mv evil .config;"
+                            " mkdir .config && mkdir .config/git && ln -s ../evil/git/config "
+                            ".config/git/config; echo x > .config/git/config; echo ok",
+                            w.at());
+  BOOST_CHECK_MESSAGE(r.out == "ok\n", describe(r));
+  BOOST_CHECK(exists(evil + "/config"));
+  BOOST_CHECK(fs::is_directory(fs::symlink_status(w.ws + "/.config")));
+  BOOST_CHECK(!exists(w.ws + "/.config/git/config"));
+  int refused = 0;
+  for (const auto &v : r.violations)
+    refused += v.action == "file-write-symlink" || v.action == "file-write-rename" ||
+               v.action == "file-write-create";
+  BOOST_CHECK_MESSAGE(refused == 4, describe(r));
+}
+
 BOOST_AUTO_TEST_CASE(symlinks_out_of_the_root) {
   Workspace w;
   const auto outside = fs::canonical(w.tree.dir("outside")).string();

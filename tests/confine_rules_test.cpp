@@ -69,6 +69,14 @@ BOOST_AUTO_TEST_CASE(judge_applies_globs_deny_paths_and_roots) {
   // Moving or removing an ancestor of a protected path would move it aside.
   BOOST_CHECK(!j.judge("/nonexistent-w/.git", NameChange::remove).allowed);
   BOOST_CHECK(j.judge("/nonexistent-w/.git", NameChange::write).allowed);
+  // Where a protected path's directory belongs (when it is missing), only an
+  // empty directory may appear: a symlink or a directory renamed in there
+  // would give the protected path content of the command's choosing.
+  BOOST_CHECK(j.judge("/nonexistent-w/.git", NameChange::createDirectory).allowed);
+  BOOST_CHECK_EQUAL(j.judge("/nonexistent-w/.git", NameChange::create).reason,
+                    "writeDeny /nonexistent-w/.git/hooks (ancestor)");
+  BOOST_CHECK(j.judge("/nonexistent-w/.gitx", NameChange::create).allowed);
+  BOOST_CHECK(!j.judge("/nonexistent-w/.git/hooks", NameChange::createDirectory).allowed);
   BOOST_CHECK(!j.judge("/etc/passwd", NameChange::write).allowed);
   BOOST_CHECK_EQUAL(j.judge("/etc/x", NameChange::create).reason, "outside the write roots");
   BOOST_CHECK(!j.judge("/nonexistent-wx/a", NameChange::create).allowed);  // not a prefix match

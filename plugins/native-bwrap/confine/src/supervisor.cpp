@@ -377,7 +377,9 @@ Outcome Supervisor::State::perform(ChildView &view, const seccomp_notif &n, cons
       case CallKind::mknod:
       case CallKind::symlink: {
         if (name.exists) return fromErrno(EEXIST);
-        if (refused(name, NameChange::create)) continue;
+        if (refused(name,
+                    c.kind == CallKind::mkdir ? NameChange::createDirectory : NameChange::create))
+          continue;
         long r;
         if (c.kind == CallKind::mkdir)
           r = ::mkdirat(name.dir, name.callName().c_str(), c.mode);

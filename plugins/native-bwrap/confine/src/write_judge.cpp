@@ -55,8 +55,14 @@ Verdict WriteJudge::judge(std::string_view absolute, NameChange change) const {
   if (const std::string *g = globs_.match(path)) return {false, "writeDenyGlobs " + *g};
   for (const auto &d : writeDeny_) {
     if (pathBeneathOrEqual(path, d)) return {false, "writeDeny " + d};
-    // Removing or renaming an ancestor would move the protected path aside.
-    if (change == NameChange::remove && pathBeneathOrEqual(d, path))
+    // Removing or renaming an ancestor would move the protected path aside;
+    // a symlink, or a directory renamed in, standing where a missing ancestor
+    // belongs would give the protected path content of the command's choosing
+    // (`ln -s ~/evil ~/.config` while ~/.config/git/config is denied). Only a
+    // new, empty directory may appear there: what is then made beneath it is
+    // judged by its own name.
+    if (change != NameChange::write && change != NameChange::createDirectory &&
+        pathBeneathOrEqual(d, path))
       return {false, "writeDeny " + d + " (ancestor)"};
   }
   for (const auto &r : writeRoots_) {

@@ -14,9 +14,10 @@
 namespace ccsandbox::confine {
 
 enum class NameChange {
-  create,  // a new name appears (open O_CREAT on a missing name, mkdir, link, rename target…)
-  write,   // an existing object is written or truncated through this name
-  remove,  // the name goes away (unlink, rmdir, rename source)
+  create,  // a new name appears (open O_CREAT on a missing name, link, symlink, rename target…)
+  createDirectory,  // a new, empty directory appears (mkdir)
+  write,            // an existing object is written or truncated through this name
+  remove,           // the name goes away (unlink, rmdir, rename source)
 };
 
 struct Verdict {
