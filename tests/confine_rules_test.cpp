@@ -7,7 +7,7 @@
 #include "ccsandbox/confine/name_glob.hpp"
 #include "ccsandbox/confine/seccomp_filter.hpp"
 #include "ccsandbox/effective_policy.hpp"
-#include "write_judge.hpp"
+#include "ccsandbox/confine/write_judge.hpp"
 
 #include <linux/audit.h>
 #include <linux/seccomp.h>

@@ -33,20 +33,28 @@ namespace {
 
 // What one launch needs on both sides of fork, built before it.
 struct Launch {
-  confine::ChildConfinement confinement;
+  std::shared_ptr<const confine::ChildConfinement> confinement;
   UniqueFd parentEnd, childEnd;
 };
 
 }  // namespace
 
+void CommandConfinement::prepare() {
+  if (confinement_) return;
+  auto judge = std::make_shared<const confine::WriteJudge>(rules_);
+  confinement_ =
+      std::make_shared<const confine::ChildConfinement>(confine::ChildConfinement::prepare(rules_));
+  judge_ = std::move(judge);
+}
+
 ConfinementHooks CommandConfinement::prepareLaunch(const std::string &execId) {
-  auto launch = std::make_shared<Launch>(
-      Launch{confine::ChildConfinement::prepare(rules_), UniqueFd(), UniqueFd()});
+  prepare();
+  auto launch = std::make_shared<Launch>(Launch{confinement_, UniqueFd(), UniqueFd()});
   std::tie(launch->parentEnd, launch->childEnd) = confine::ChildConfinement::channel();
   ConfinementHooks hooks;
   // In the child: the parent's end is close-on-exec, so holding it is harmless.
   hooks.beforeExec = [l = launch.get()]() noexcept {
-    return l->confinement.apply(l->childEnd.get());
+    return l->confinement->apply(l->childEnd.get());
   };
   hooks.afterFork = [this, launch, execId](pid_t) {
     launch->childEnd.reset();  // so a child that dies before confining reads as EOF
@@ -68,7 +76,7 @@ ConfinementHooks CommandConfinement::prepareLaunch(const std::string &execId) {
 void CommandConfinement::serve(const std::string &execId, UniqueFd listener) {
   auto &s = served_.emplace_back();
   s.supervisor = std::make_unique<confine::Supervisor>(
-      rules_, std::move(listener),
+      judge_, std::move(listener),
       [this, execId](const confine::Violation &v) { onViolation_(execId, v); });
   auto it = std::prev(served_.end());
   s.thread = std::thread([this, it] {

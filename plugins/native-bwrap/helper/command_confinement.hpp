@@ -3,16 +3,19 @@
 // Supervisor serves the child's listener on a thread of its own, so a
 // command's supervised calls never wait on the helper's control loop.
 //
-// Per command: prepareLaunch() builds the Landlock ruleset and the filter
-// before fork; the returned hooks apply them in the child and, in the helper
-// right after fork, take the listener and start the supervisor (the child's
-// execve is itself supervised, so it must be served before the launcher waits
-// for the exec). The supervisor thread ends when every process under the
-// filter is gone; the helper's io_context joins it.
+// The Landlock ruleset, the filter and the supervisors' judge (rule paths
+// resolved) are built once per session, when the rules arrive: they depend on
+// the rules and on the mounts, and both are fixed when the session starts.
+// Per command: prepareLaunch() returns hooks that apply them in the child and,
+// in the helper right after fork, take the listener and start the supervisor
+// (the child's execve is itself supervised, so it must be served before the
+// launcher waits for the exec). The supervisor thread ends when every process
+// under the filter is gone; the helper's io_context joins it.
 #pragma once
 
 #include "command_launcher.hpp"
 
+#include "ccsandbox/confine/child_confinement.hpp"
 #include "ccsandbox/confine/confine_rules.hpp"
 #include "ccsandbox/confine/supervisor.hpp"
 
@@ -40,6 +43,11 @@ class CommandConfinement {
   CommandConfinement(const CommandConfinement &) = delete;
   CommandConfinement &operator=(const CommandConfinement &) = delete;
 
+  // Builds what every command of the session shares, if not yet built. The
+  // helper calls it as soon as the rules arrive, while the plugin is still
+  // composing the first command. Throws like prepareLaunch().
+  void prepare();
+
   // Before fork. Throws std::exception with a message for the user when the
   // rules cannot be turned into kernel objects (the command is then not run).
   ConfinementHooks prepareLaunch(const std::string &execId);
@@ -53,6 +61,9 @@ class CommandConfinement {
 
   boost::asio::io_context &io_;
   const confine::ConfineRules rules_;
+  // Built by prepare(), on the helper's thread.
+  std::shared_ptr<const confine::ChildConfinement> confinement_;
+  std::shared_ptr<const confine::WriteJudge> judge_;
   ViolationReport onViolation_;
   Problem onProblem_;
   std::list<Served> served_;  // touched on the helper's thread only

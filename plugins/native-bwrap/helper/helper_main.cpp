@@ -175,6 +175,11 @@ class Helper {
         [this](const std::string &message) {
           send({MessageType::log, {message}, {}});
         });
+    try {
+      confinement_->prepare();
+    } catch (const std::exception &) {
+      // Not now: the first command tries again and reports why it cannot run.
+    }
   }
 
   void waitForChildren() {

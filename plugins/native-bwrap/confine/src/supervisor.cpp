@@ -1,11 +1,11 @@
 #include "ccsandbox/confine/supervisor.hpp"
 
 #include "caller_credentials.hpp"
+#include "ccsandbox/confine/write_judge.hpp"
 #include "child_memory.hpp"
 #include "child_path_resolver.hpp"
 #include "child_task.hpp"
 #include "supervised_call.hpp"
-#include "write_judge.hpp"
 
 #include <fcntl.h>
 #include <linux/seccomp.h>
@@ -96,10 +96,10 @@ int sendFd(int listener, std::uint64_t id, int fd, bool closeOnExec) {
 }  // namespace
 
 struct Supervisor::State {
-  State(const ConfineRules &rules, UniqueFd l, ViolationSink s)
-      : judge(rules), listener(std::move(l)), sink(std::move(s)) {}
+  State(std::shared_ptr<const WriteJudge> j, UniqueFd l, ViolationSink s)
+      : judge(std::move(j)), listener(std::move(l)), sink(std::move(s)) {}
 
-  WriteJudge judge;
+  std::shared_ptr<const WriteJudge> judge;
   UniqueFd listener;
   UniqueFd stopEvent;
   ViolationSink sink;
@@ -266,7 +266,7 @@ Outcome Supervisor::State::open(ChildView &view, const seccomp_notif &n, const S
       return fromErrno(e);
     if (!rn.looked) {
       // A creation is the strictest change an open can make.
-      if (!judge.judge(rn.absolute, NameChange::create).allowed) {
+      if (!judge->judge(rn.absolute, NameChange::create).allowed) {
         final = FinalName::look;
         continue;
       }
@@ -277,7 +277,7 @@ Outcome Supervisor::State::open(ChildView &view, const seccomp_notif &n, const S
                            : (flags & O_TRUNC)     ? "file-write-truncate"
                                                    : "file-write-data";
       const NameChange change = (!rn.exists && !tmpfile) ? NameChange::create : NameChange::write;
-      if (const Verdict v = judge.judge(rn.absolute, change); !v.allowed)
+      if (const Verdict v = judge->judge(rn.absolute, change); !v.allowed)
         return refuse(action, rn.absolute, v.reason, n.pid);
     }
 
@@ -349,7 +349,7 @@ Outcome Supervisor::State::perform(ChildView &view, const seccomp_notif &n, cons
   FinalName final = c.kind == CallKind::truncate ? FinalName::look : FinalName::leave;
   std::optional<Outcome> refusal;
   auto refused = [&](const ResolvedName &rn, NameChange change) {
-    const Verdict v = judge.judge(rn.absolute, change);
+    const Verdict v = judge->judge(rn.absolute, change);
     if (v.allowed) return false;
     if (rn.looked)
       refusal = refuse(action, rn.absolute, v.reason, n.pid);
@@ -419,7 +419,7 @@ Outcome Supervisor::State::perform(ChildView &view, const seccomp_notif &n, cons
           if (source < 0) return fromErrno(errno == ENOENT ? EBADF : errno);
           if (name.exists) return fromErrno(EEXIST);
           const std::string sourcePath = pathOfFd(source);
-          if (const Verdict v = judge.judge(sourcePath, NameChange::write); !v.allowed)
+          if (const Verdict v = judge->judge(sourcePath, NameChange::write); !v.allowed)
             return refuse(action, sourcePath, v.reason, n.pid);
           if (refused(name, NameChange::create)) continue;
           return fromResult(::linkat(source, "", name.dir, name.callName().c_str(), AT_EMPTY_PATH));
@@ -455,7 +455,14 @@ Outcome Supervisor::State::perform(ChildView &view, const seccomp_notif &n, cons
 }
 
 Supervisor::Supervisor(const ConfineRules &rules, UniqueFd listener, ViolationSink onViolation)
-    : state_(std::make_unique<State>(rules, std::move(listener), std::move(onViolation))) {
+    : Supervisor(std::make_shared<const WriteJudge>(rules), std::move(listener),
+                 std::move(onViolation)) {}
+
+Supervisor::Supervisor(std::shared_ptr<const WriteJudge> judge, UniqueFd listener,
+                       ViolationSink onViolation)
+    : state_(
+          std::make_unique<State>(std::move(judge), std::move(listener), std::move(onViolation))) {
+  if (!state_->judge) throw std::invalid_argument("Supervisor: no judge");
   if (!state_->listener) throw std::invalid_argument("Supervisor: no seccomp listener");
   state_->stopEvent.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!state_->stopEvent) throw std::system_error(errno, std::generic_category(), "eventfd");

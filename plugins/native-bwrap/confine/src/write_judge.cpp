@@ -1,4 +1,4 @@
-#include "write_judge.hpp"
+#include "ccsandbox/confine/write_judge.hpp"
 
 #include <linux/limits.h>
 #include <stdlib.h>

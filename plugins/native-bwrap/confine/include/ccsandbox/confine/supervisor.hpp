@@ -25,6 +25,7 @@
 #pragma once
 
 #include "ccsandbox/confine/confine_rules.hpp"
+#include "ccsandbox/confine/write_judge.hpp"
 #include "ccsandbox/unique_fd.hpp"
 
 #include <sys/types.h>
@@ -70,6 +71,9 @@ class Supervisor {
   // command of the same uid cannot read or write the supervisor's memory or
   // take its fds through /proc or ptrace.
   Supervisor(const ConfineRules &rules, UniqueFd listener, ViolationSink onViolation);
+  // With a judge shared by the supervisors of one session: its rule paths are
+  // resolved once, not for every command.
+  Supervisor(std::shared_ptr<const WriteJudge> judge, UniqueFd listener, ViolationSink onViolation);
   ~Supervisor();
   Supervisor(const Supervisor &) = delete;
   Supervisor &operator=(const Supervisor &) = delete;
