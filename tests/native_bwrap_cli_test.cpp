@@ -116,10 +116,10 @@ BOOST_AUTO_TEST_CASE(run_routes_to_native_under_the_standard_policy) {
   TempTree tree;
   auto standard = cli({"run", "--", "cat", "/proc/1/cmdline"}, tree.path());
   BOOST_TEST(standard.status == 0, standard.err);
-  BOOST_TEST(standard.out.find("/run/ccsandbox/helper") != std::string::npos);  // inside a sandbox
+  BOOST_TEST(standard.out.find("ccsandbox-bwrap-helper") != std::string::npos);  // inside a sandbox
   auto weaker = cli({"run", "--no-filename-rules", "--", "cat", "/proc/1/cmdline"}, tree.path());
   BOOST_TEST(weaker.status == 0, weaker.err);
-  BOOST_TEST(weaker.out.find("/run/ccsandbox/helper") != std::string::npos);
+  BOOST_TEST(weaker.out.find("ccsandbox-bwrap-helper") != std::string::npos);
   auto none = cli({"run", "--backend", "none", "--", "sh", "-c", "echo host; exit 3"}, tree.path());
   BOOST_TEST(none.status == 3);
   BOOST_TEST(none.out == "host\n");

@@ -148,14 +148,38 @@ BOOST_AUTO_TEST_CASE(system_set_proc_dev_and_helper) {
   BOOST_TEST(find3(args, "--ro-bind", "/etc", "/etc") >= 0);
   BOOST_TEST(find3(args, "--ro-bind", "/opt", "/opt") == -1);  // absent on this host
   BOOST_TEST(find3(args, "--proc", "/proc", "--dev") >= 0);
-  BOOST_TEST(find3(args, "--ro-bind", "/opt/cc/helper", kGuestHelper) >= 0);
   BOOST_TEST(find3(args, "--ro-bind", "/opt/cc", "/opt/cc") >= 0);  // our tools, at their path
-  // The helper is the command, with its control fd.
+  // The helper is the command, with its control fd, run from the tools
+  // directory it lives in: no bind of its own.
+  BOOST_TEST(!has(args, kGuestHelper));
   auto dash = std::find(args.begin(), args.end(), "--");
   BOOST_REQUIRE(dash != args.end());
   BOOST_TEST(std::vector<std::string>(dash + 1, args.end()) ==
-                 (std::vector<std::string>{kGuestHelper, "--control-fd", "3"}),
+                 (std::vector<std::string>{"/opt/cc/helper", "--control-fd", "3"}),
              boost::test_tools::per_element());
+
+  // A helper kept elsewhere is bound at a place of its own.
+  auto apart = input();
+  apart.helperPath = "/srv/helper/ccsandbox-bwrap-helper";
+  auto other = planMounts(basePolicy(), apart, baseFs()).args;
+  BOOST_TEST(find3(other, "--ro-bind", apart.helperPath, kGuestHelper) >= 0);
+  BOOST_TEST(find3(other, "--", kGuestHelper, "--control-fd") >= 0);
+}
+
+BOOST_AUTO_TEST_CASE(our_tools_stay_read_only_inside_a_write_root) {
+  // A build of ccsandbox inside the repository being worked on: the write
+  // root's bind must not cover the tools bound from it.
+  auto p = basePolicy();
+  p.visible.binds = {{"/w/repo", "/w/repo", false}};
+  p.writeRoots = {"/w/repo"};
+  auto in = input();
+  in.toolsDir = "/w/repo/build/libexec";
+  in.helperPath = "/w/repo/build/libexec/ccsandbox-bwrap-helper";
+  auto args = planMounts(p, in, baseFs()).args;
+  const long root = find3(args, "--bind", "/w/repo", "/w/repo");
+  const long tools = find3(args, "--ro-bind", in.toolsDir, in.toolsDir);
+  BOOST_REQUIRE(root >= 0);
+  BOOST_TEST(tools > root);
 }
 
 BOOST_AUTO_TEST_CASE(binds_writable_only_under_write_roots) {
@@ -176,8 +200,12 @@ BOOST_AUTO_TEST_CASE(private_tmp_is_the_session_temp_dir) {
   auto p = basePolicy();
   p.tempDir = "/run/rt/tmp";
   p.writeRoots = {"/run/rt/tmp"};
+  // The compiler lists the temp dir among the binds too (at its own path, for
+  // the backends without a private /tmp): here it is /tmp and nothing else.
+  p.visible.binds = {{"/run/rt/tmp", "/run/rt/tmp", false}};
   auto args = planMounts(p, input(), baseFs()).args;
   BOOST_TEST(find3(args, "--bind", "/run/rt/tmp", "/tmp") >= 0);
+  BOOST_TEST(find3(args, "--bind", "/run/rt/tmp", "/run/rt/tmp") == -1);
   p.tempDir.clear();
   BOOST_TEST(has(planMounts(p, input(), baseFs()).args, "--tmpfs"));
 }
@@ -286,11 +314,24 @@ BOOST_AUTO_TEST_CASE(proxies_become_bridges_with_their_sockets_bound) {
   auto plan = planMounts(p, input(), baseFs());
   BOOST_REQUIRE_EQUAL(plan.bridges.size(), 2u);
   BOOST_TEST(plan.bridges[0].port == 4100);
-  BOOST_TEST(find3(plan.args, "--ro-bind", "/run/rt/http.sock", plan.bridges[0].guestSocket) >= 0);
+  // Sockets that share a directory come as that directory: one bind.
+  BOOST_TEST(find3(plan.args, "--ro-bind", "/run/rt", "/run/ccsandbox/proxy") >= 0);
+  BOOST_TEST(plan.bridges[0].guestSocket == "/run/ccsandbox/proxy/http.sock");
+  BOOST_TEST(plan.bridges[1].guestSocket == "/run/ccsandbox/proxy/socks.sock");
+  BOOST_TEST(!has(plan.args, "/run/rt/http.sock"));
   BOOST_TEST(find3(plan.args, "--bridge", "127.0.0.1:4101=" + plan.bridges[1].guestSocket, "") ==
              -1);
   BOOST_TEST(has(plan.args, "127.0.0.1:4101=" + plan.bridges[1].guestSocket));
   BOOST_TEST(has(plan.args, "127.0.0.1:4100=" + plan.bridges[0].guestSocket));
+
+  // Apart, each socket is bound on its own.
+  p.network.socksProxy = ProxyEndpoint{"127.0.0.1", 4101, "/run/other/socks.sock"};
+  auto apart = planMounts(p, input(), baseFs());
+  BOOST_REQUIRE_EQUAL(apart.bridges.size(), 2u);
+  BOOST_TEST(find3(apart.args, "--ro-bind", "/run/rt/http.sock", apart.bridges[0].guestSocket) >=
+             0);
+  BOOST_TEST(
+      find3(apart.args, "--ro-bind", "/run/other/socks.sock", apart.bridges[1].guestSocket) >= 0);
 }
 
 // Properties over generated policies: whatever the mix of binds and rules,

@@ -139,7 +139,7 @@ BOOST_AUTO_TEST_CASE(ps_inside_sees_only_the_sandbox) {
   BOOST_TEST(r.out.rfind("1 ", 0) == 0);
   BOOST_TEST(r.out.find(" " + std::to_string(::getpid()) + " ") == std::string::npos);
   auto comm = s.sh("cat /proc/1/cmdline | tr '\\0' ' '");
-  BOOST_TEST(comm.out.find("/run/ccsandbox/helper") != std::string::npos);
+  BOOST_TEST(comm.out.find("ccsandbox-bwrap-helper") != std::string::npos);
   auto count = s.sh("ls /proc | grep -cE '^[0-9]+$'");
   BOOST_TEST(std::stoi(count.out) < 10);
 }

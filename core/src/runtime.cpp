@@ -266,7 +266,9 @@ std::shared_ptr<Session> Runtime::launch(LaunchOptions options) {
   if (r.backend != SandboxBackend::none && !setup.policy.network.open) {
     // A restricted session: its own proxy pair, before the plugin sees the policy.
     setup.egressService = impl_->egressService();
-    setup.egress = startSessionEgress(*setup.egressService, setup.policy, setup.runtimeDir->path());
+    // The sockets get a directory of their own: the native backend binds it whole.
+    setup.egress = startSessionEgress(*setup.egressService, setup.policy,
+                                      setup.runtimeDir->makeSubdir("proxy"));
   }
   setup.sanitise = sanitisesEnvironment(options.kind, r.backend);
   setup.baseEnv = baseEnvironment(options.kind, r.backend);

@@ -47,11 +47,13 @@ class Planner {
     args_.insert(args_.end(), {"--chdir", "/"});
     if (policy_.visible.procfs) args_.insert(args_.end(), {"--proc", "/proc"});
     if (policy_.visible.minimalDev) args_.insert(args_.end(), {"--dev", "/dev"});
-    ourPieces();
     visibleSet();
     emitEntries();
     writeDenies();
     readDenies();
+    // Last, so that no mount of the policy covers them: a write root that
+    // holds our build stays writable, our tools inside it do not.
+    ourPieces();
     // bwrap's root is a tmpfs that only holds mount points: read-only once
     // they exist, so nothing can be written outside the mounts.
     args_.insert(args_.end(), {"--remount-ro", "/"});
@@ -82,18 +84,51 @@ class Planner {
     return v;
   }
 
+  // Each bind costs bubblewrap a read of the mount table, so our pieces take
+  // as few as they can: the helper runs from the tools directory it lives in,
+  // and the two proxy sockets come as their directory when they share one
+  // (the core gives them one of their own).
   void ourPieces() {
-    args_.insert(args_.end(), {"--ro-bind", input_.helperPath, kGuestHelper});
-    if (!input_.toolsDir.empty())
-      args_.insert(args_.end(), {"--ro-bind", input_.toolsDir, normalise(input_.toolsDir)});
+    const std::string tools = normalise(input_.toolsDir);
+    const std::string helper = normalise(input_.helperPath);
+    if (!tools.empty()) args_.insert(args_.end(), {"--ro-bind", tools, tools});
+    if (!tools.empty() && parentOf(helper) == tools) {
+      guestHelper_ = helper;
+    } else {
+      guestHelper_ = kGuestHelper;
+      args_.insert(args_.end(), {"--ro-bind", input_.helperPath, kGuestHelper});
+    }
+
+    const auto &http = policy_.network.httpProxy;
+    const auto &socks = policy_.network.socksProxy;
+    auto usable = [](const std::optional<ProxyEndpoint> &p) {
+      return p && !p->unixSocket.empty() && p->port > 0;
+    };
+    const std::string sharedDir =
+        usable(http) && usable(socks) && parentOf(http->unixSocket) == parentOf(socks->unixSocket)
+            ? parentOf(http->unixSocket)
+            : "";
+    const std::string guestDir = std::string(kGuestRunDir) + "/proxy";
+    if (!sharedDir.empty()) args_.insert(args_.end(), {"--ro-bind", sharedDir, guestDir});
     auto bridge = [&](const std::optional<ProxyEndpoint> &p, const std::string &name) {
-      if (!p || p->unixSocket.empty() || p->port <= 0) return;
-      std::string guest = std::string(kGuestRunDir) + "/" + name + ".sock";
-      args_.insert(args_.end(), {"--ro-bind", p->unixSocket, guest});
+      if (!usable(p)) return;
+      std::string guest;
+      if (!sharedDir.empty()) {
+        guest = guestDir + p->unixSocket.substr(sharedDir.size());
+      } else {
+        guest = std::string(kGuestRunDir) + "/" + name + ".sock";
+        args_.insert(args_.end(), {"--ro-bind", p->unixSocket, guest});
+      }
       bridges_.push_back({p->host.empty() ? "127.0.0.1" : p->host, p->port, guest, p->unixSocket});
     };
-    bridge(policy_.network.httpProxy, "http-proxy");
-    bridge(policy_.network.socksProxy, "socks-proxy");
+    bridge(http, "http-proxy");
+    bridge(socks, "socks-proxy");
+  }
+
+  static std::string parentOf(const std::string &path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos) return "";
+    return slash == 0 ? "/" : path.substr(0, slash);
   }
 
   static bool within(const std::string &p, const std::vector<std::string> &roots) {
@@ -132,10 +167,16 @@ class Planner {
         entries_.push_back({Entry::Kind::tmpfs, "", "/tmp"});
       }
     }
+    const std::string privateTmp = policy_.visible.privateTmp && !policy_.tempDir.empty()
+                                       ? normalise(policy_.tempDir)
+                                       : std::string();
     for (const auto &b : policy_.visible.binds) {
       std::string host = normalise(b.hostPath);
       std::string guest = normalise(b.guestPath.empty() ? b.hostPath : b.guestPath);
       if (hidden(host)) continue;
+      // The session's temp dir is the sandbox's /tmp, and its variables say
+      // so: a second view at its host path would only cost a mount.
+      if (host == privateTmp && guest == privateTmp) continue;
       bool rw = !b.readOnly && writable(host);
       entries_.push_back({rw ? Entry::Kind::rwBind : Entry::Kind::roBind, host, guest});
     }
@@ -289,7 +330,7 @@ class Planner {
 
   void helperCommand() {
     args_.insert(args_.end(),
-                 {"--", kGuestHelper, "--control-fd", std::to_string(input_.controlFd)});
+                 {"--", guestHelper_, "--control-fd", std::to_string(input_.controlFd)});
     for (const auto &b : bridges_)
       args_.insert(args_.end(),
                    {"--bridge", b.host + ":" + std::to_string(b.port) + "=" + b.guestSocket});
@@ -298,6 +339,7 @@ class Planner {
   const EffectivePolicy &policy_;
   const MountPlanInput &input_;
   const FilesystemView &fs_;
+  std::string guestHelper_;  // where the helper is inside
   std::vector<std::string> writeRoots_, writeDeny_, readDeny_;
   std::vector<Entry> entries_;
   std::vector<std::string> args_;

@@ -7,14 +7,16 @@
 // FilesystemView, so the tests run it on a made-up tree.
 //
 // Order of the mounts (bwrap applies them in order; a later one wins):
-//   1. fresh /proc, minimal /dev, our helper and the proxy sockets;
+//   1. fresh /proc, minimal /dev;
 //   2. the visible set — the read-only system set, the private /tmp and the
 //      policy's binds — parents before children, each read-write only when a
 //      write root covers it, plus write roots that lie inside a read-only mount;
 //   3. existing writeDeny paths re-bound read-only over themselves, after
 //      every mount that contains them, so a deny always wins;
-//   4. existing readDeny paths masked, last: a directory by an empty read-only
-//      directory, a file by /dev/null read-only.
+//   4. existing readDeny paths masked: a directory by an empty read-only
+//      directory, a file by /dev/null read-only;
+//   5. our pieces, read-only: the tools directory at its own path (the helper
+//      runs from it) and the proxy sockets' directory at /run/ccsandbox/proxy.
 #pragma once
 
 #include "ccsandbox/effective_policy.hpp"
@@ -39,6 +41,7 @@ class FilesystemView {
 
 // Where our own pieces appear inside the sandbox.
 inline constexpr const char *kGuestRunDir = "/run/ccsandbox";
+// The helper's place when it does not live in the tools directory.
 inline constexpr const char *kGuestHelper = "/run/ccsandbox/helper";
 
 // One loopback listener the helper opens inside the network namespace.
@@ -54,10 +57,11 @@ struct Bridge {
 struct MountPlanInput {
   bool callerIsRoot = false;        // root: no user namespace, every capability dropped
   bool disableNestedUserns = true;  // bwrap >= 0.8: no user namespace inside the sandbox
-  std::string helperPath;           // the helper on the host, bound read-only
+  std::string helperPath;           // the helper on the host
   // Our libexec directory (the helper's, with ccsandbox-connect beside it),
   // bound read-only at its own path: the policy's environment names these
-  // tools by host path (GIT_SSH_COMMAND's proxy command).
+  // tools by host path (GIT_SSH_COMMAND's proxy command), and the helper runs
+  // from it when it lives there.
   std::string toolsDir;
   std::string emptyDir;  // an empty directory on the host, the mask for directories
   int controlFd = -1;    // the helper's end of the control channel
