@@ -4,6 +4,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include "ccsandbox/runtime.hpp"
+#include "egress_lists.hpp"
+#include "egress_proxies.hpp"
+#include "plugin_loader.hpp"
 #include "support/log_capture.hpp"
 #include "support/temp_tree.hpp"
 
@@ -103,6 +106,17 @@ BOOST_AUTO_TEST_CASE(plugin_path_comes_from_the_environment) {
   BOOST_CHECK((names(rt) == std::vector<std::string>{"fixture-native", "none"}));
   BOOST_CHECK(!rt.plugins()[0].probe.available);
   BOOST_CHECK(rt.plugins()[0].probe.requiresInstall);
+}
+
+BOOST_AUTO_TEST_CASE(installed_pieces_are_found_from_the_binary_that_runs_the_core) {
+  // This suite links the core's objects and sits in <build>/bin, like the CLI;
+  // libccsandbox sits in <build>/lib. Both find the same installation.
+  namespace fs = std::filesystem;
+  const fs::path build = fs::weakly_canonical(CCSANDBOX_BINARY_DIR);
+  BOOST_TEST(fs::path(installedPluginDir()) == fs::weakly_canonical(CCSANDBOX_PLUGIN_DIR));
+  BOOST_TEST(fs::exists(egressListsPath()), egressListsPath());
+  BOOST_TEST(fs::path(egressListsPath()).parent_path().parent_path().parent_path() == build);
+  BOOST_TEST(fs::exists(connectHelperPath()), connectHelperPath());
 }
 
 BOOST_AUTO_TEST_CASE(no_plugin_at_all_is_not_fatal) {

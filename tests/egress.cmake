@@ -15,7 +15,7 @@ add_dependencies(egress_session_test egress-recorder ccsandbox-none ccsandbox-co
 # The egress benchmark (bench/egress_bench.cpp): not a test, never timed in
 # ctest. Built with the suites because it links the core's objects.
 add_executable(egress_bench ${PROJECT_SOURCE_DIR}/bench/egress_bench.cpp)
-target_link_libraries(egress_bench PRIVATE ccsandbox_core_objects)
+target_link_libraries(egress_bench PRIVATE ccsandbox_core_objects ccsandbox_logging_shared)
 
 # The same suites as an unprivileged user (fd and pipe-buffer limits apply to
 # real users, not to root); as a non-root runner they simply run again.

@@ -3,7 +3,7 @@
 #include "ccsandbox/domain_pattern.hpp"
 #include "ccsandbox/json_reader.hpp"
 
-#include <boost/dll/runtime_symbol_info.hpp>
+#include "install_layout.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -17,11 +17,7 @@ namespace fs = std::filesystem;
 
 std::string egressListsPath() {
   if (const char *env = std::getenv("CCSANDBOX_EGRESS_LISTS"); env && *env) return env;
-  // The object this is compiled into sits in <prefix>/lib (libccsandbox) or
-  // <prefix>/bin (a binary linking the core's objects); data is in <prefix>/share.
-  // Absolute and normal: the process may chdir, and the path is handed to commands.
-  fs::path self = std::filesystem::absolute(boost::dll::this_line_location()).lexically_normal();
-  return (self.parent_path().parent_path() / CCSANDBOX_DATA_SUBDIR / "egress.json").string();
+  return installedPath(std::string(CCSANDBOX_DATA_SUBDIR) + "/egress.json");
 }
 
 EgressLists loadEgressLists(const std::string &path) {

@@ -10,7 +10,7 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/dll/runtime_symbol_info.hpp>
+#include "install_layout.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -210,12 +210,7 @@ void EgressProxies::stop() {
 
 std::string connectHelperPath() {
   if (const char *env = std::getenv("CCSANDBOX_CONNECT_HELPER"); env && *env) return env;
-  // libccsandbox (or a binary linking the core's objects) sits in <prefix>/lib or <prefix>/bin.
-  // Absolute and normal: the process may chdir, and the path is handed to commands.
-  std::filesystem::path self =
-      std::filesystem::absolute(boost::dll::this_line_location()).lexically_normal();
-  return (self.parent_path().parent_path() / CCSANDBOX_LIBEXEC_SUBDIR / "ccsandbox-connect")
-      .string();
+  return installedPath(std::string(CCSANDBOX_LIBEXEC_SUBDIR) + "/ccsandbox-connect");
 }
 
 namespace {

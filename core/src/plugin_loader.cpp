@@ -2,7 +2,7 @@
 
 #include "ccsandbox/logging.hpp"
 
-#include <boost/dll/runtime_symbol_info.hpp>
+#include "install_layout.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -253,12 +253,7 @@ Discovery discoverPlugins(const std::vector<std::string> &dirs, const boost::jso
 }
 
 std::string installedPluginDir() {
-  // The shared object this function is compiled into: libccsandbox.
-  fs::path self = boost::dll::this_line_location();
-  std::error_code ec;
-  auto dir = self.parent_path() / "ccsandbox" / "plugins";
-  auto tidy = fs::weakly_canonical(dir, ec);  // bin/../lib reads as lib in every message
-  return (ec ? dir : tidy).string();
+  return installedPath(CCSANDBOX_PLUGIN_SUBDIR);
 }
 
 }  // namespace ccsandbox
