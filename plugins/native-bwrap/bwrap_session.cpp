@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <system_error>
@@ -32,9 +33,7 @@ BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
                            SpawnerThread &spawner, const sdk::Host &events)
     : sessionId_(request.sessionId), events_(events), bwrapPath_(host.bwrapPath) {
   // The mask for read-denied directories: empty, and read-only where it is used.
-  std::string emptyDir = request.runtimeDir + "/bwrap-empty";
-  if (::mkdir(emptyDir.c_str(), 0555) != 0 && errno != EEXIST)
-    throw std::system_error(errno, std::generic_category(), "cannot create " + emptyDir);
+  const std::string emptyDir = request.runtimeDir + "/bwrap-empty";
 
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
@@ -51,6 +50,11 @@ BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
   in.emptyDir = emptyDir;
   in.controlFd = kPassedFd;
   MountPlan plan = planMounts(request.policy, in, HostFilesystem());
+  // Made only when the plan masks a directory with it (a directory costs an
+  // inode on the runtime directory's file system, at every launch).
+  if (std::find(plan.args.begin(), plan.args.end(), emptyDir) != plan.args.end() &&
+      ::mkdir(emptyDir.c_str(), 0555) != 0 && errno != EEXIST)
+    throw std::system_error(errno, std::generic_category(), "cannot create " + emptyDir);
   std::vector<std::string> argv{host.bwrapPath};
   argv.insert(argv.end(), plan.args.begin(), plan.args.end());
   for (const auto &a : plan.args)
