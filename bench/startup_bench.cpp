@@ -24,7 +24,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -88,17 +87,17 @@ std::vector<Stats> measureInterleaved(int rounds, const std::vector<Subject> &su
   return out;
 }
 
-// The bubblewrap command line of a live session (from its bwrapPid), up to
-// and including "--": what follows is our helper and its arguments.
+// The bubblewrap command line of a live session (its bwrap and bwrapArgs),
+// up to and including "--": what follows is our helper and its arguments.
 std::vector<std::string> bwrapPlanOf(const ccsandbox::SandboxHandle &handle) {
-  const auto *pid = handle.details.if_contains("bwrapPid");
-  if (!pid || !pid->is_int64()) return {};
-  std::ifstream in("/proc/" + std::to_string(pid->as_int64()) + "/cmdline", std::ios::binary);
-  std::vector<std::string> argv;
-  std::string arg;
-  while (std::getline(in, arg, '\0')) {
-    argv.push_back(arg);
-    if (arg == "--") return argv;
+  const auto *bwrap = handle.details.if_contains("bwrap");
+  const auto *args = handle.details.if_contains("bwrapArgs");
+  if (!bwrap || !bwrap->is_string() || !args || !args->is_array()) return {};
+  std::vector<std::string> argv{std::string(bwrap->get_string())};
+  for (const auto &a : args->get_array()) {
+    if (!a.is_string()) return {};
+    argv.emplace_back(a.get_string());
+    if (argv.back() == "--") return argv;
   }
   return {};
 }

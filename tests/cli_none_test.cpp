@@ -218,7 +218,7 @@ BOOST_AUTO_TEST_CASE(probe_and_plugins_list_every_plugin) {
   BOOST_CHECK(sawNone);
   BOOST_CHECK(doc.at("startupLine").is_string());
   r = cli({"plugins"});
-  BOOST_CHECK(r.out.find("ABI 1.1") != std::string::npos);
+  BOOST_CHECK(r.out.find("ABI 1.2") != std::string::npos);
   for (const char *sub : {"run", "probe", "plugins"}) {
     r = cli({sub, "--help"});
     BOOST_CHECK_EQUAL(r.status, 0);

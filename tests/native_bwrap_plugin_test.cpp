@@ -10,14 +10,18 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 using namespace ccsandbox;
@@ -187,6 +191,43 @@ int freePort() {
   ::getsockname(s, reinterpret_cast<sockaddr *>(&a), &len);
   ::close(s);
   return ntohs(a.sin_port);
+}
+
+// Our children that are a bubblewrap waiting for its arguments (started ahead).
+std::vector<pid_t> standbyBwraps() {
+  std::vector<pid_t> found;
+  for (const auto &e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::string state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid != ::getpid()) continue;
+    std::ifstream cmd(e.path() / "cmdline", std::ios::binary);
+    std::string argv((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    if (argv.find(std::string("--args\0", 7)) != std::string::npos)
+      found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
+std::vector<pid_t> waitForStandby() {
+  for (int i = 0; i < 500; ++i) {
+    auto found = standbyBwraps();
+    if (!found.empty()) return found;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return {};
+}
+
+bool gone(pid_t pid) {
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
 }  // namespace
@@ -375,6 +416,82 @@ BOOST_AUTO_TEST_CASE(destroy_ends_every_process_and_reports_running_commands) {
   BOOST_TEST(out.readAll().empty());                      // EOF: sleep is gone
   BOOST_TEST((::kill(bwrap, 0) != 0 && errno == ESRCH));  // reaped, not a zombie
   l.plugin->destroy("gone");                              // idempotent
+}
+
+BOOST_AUTO_TEST_CASE(a_bubblewrap_started_ahead_is_used_let_go_or_released) {
+  TempTree tree;
+  std::string work = tree.dir("work");
+  {
+    Loaded l;
+    // prepare_launch (ABI 1.2) starts one; the launch that follows runs in it.
+    l.plugin->prepareLaunch();
+    auto ahead = waitForStandby();
+    BOOST_REQUIRE_EQUAL(ahead.size(), 1u);
+    l.plugin->prepareLaunch();  // one at a time
+    BOOST_TEST(standbyBwraps().size() == 1u);
+    auto details = l.plugin->launch(request("used", minimalPolicy(work), tree));
+    BOOST_TEST(details.at("bwrapPid").as_int64() == ahead[0]);
+    BOOST_TEST(details.at("bwrapArgs").as_array().size() > 10u);
+    auto r = runIn(l, "used", "e1", {"/bin/sh", "-c", "echo in"});
+    BOOST_TEST(r.out == "in\n");
+    l.plugin->destroy("used");
+
+    // One started for a restricted network does not fit an open one: let go.
+    l.plugin->prepareLaunch();
+    ahead = waitForStandby();
+    BOOST_REQUIRE_EQUAL(ahead.size(), 1u);
+    auto open = minimalPolicy(work);
+    open.network.open = true;
+    details = l.plugin->launch(request("open", open, tree));
+    BOOST_TEST(details.at("bwrapPid").as_int64() != ahead[0]);
+    BOOST_TEST(gone(ahead[0]));  // killed and reaped
+    BOOST_TEST(runIn(l, "open", "e2", {"/bin/true"}).exit.exitCode.value_or(-1) == 0);
+    l.plugin->destroy("open");
+
+    // Announced, never launched: the plugin's end releases it.
+    l.plugin->prepareLaunch();
+    ahead = waitForStandby();
+    BOOST_REQUIRE_EQUAL(ahead.size(), 1u);
+  }
+  BOOST_TEST(standbyBwraps().empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_bubblewrap_started_ahead_runs_nothing_if_its_owner_dies) {
+  // The owner (a process with the plugin loaded) is killed before it hands
+  // bubblewrap the mounts: bubblewrap reads end-of-file, finds no helper in an
+  // empty sandbox and exits. We adopt the orphan to see how it ended.
+  BOOST_REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+  int ready[2];
+  BOOST_REQUIRE(::pipe(ready) == 0);
+  pid_t owner = ::fork();
+  BOOST_REQUIRE(owner >= 0);
+  if (owner == 0) {
+    ::close(ready[0]);
+    Loaded l;
+    l.plugin->prepareLaunch();
+    auto ahead = waitForStandby();
+    pid_t pid = ahead.empty() ? -1 : ahead[0];
+    [[maybe_unused]] auto w = ::write(ready[1], &pid, sizeof pid);
+    ::pause();
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  pid_t standby = -1;
+  BOOST_REQUIRE(::read(ready[0], &standby, sizeof standby) == sizeof standby);
+  ::close(ready[0]);
+  BOOST_REQUIRE(standby > 0);
+  ::kill(owner, SIGKILL);
+  int status = 0;
+  BOOST_REQUIRE(::waitpid(owner, &status, 0) == owner);
+  // The orphan is ours now; it ends by itself, without running our helper.
+  pid_t got = -1;
+  for (int i = 0; i < 1000 && got != standby; ++i) {
+    got = ::waitpid(standby, &status, WNOHANG);
+    if (got == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  BOOST_REQUIRE(got == standby);
+  BOOST_TEST((WIFEXITED(status) && WEXITSTATUS(status) != 0), "status " << status);
 }
 
 BOOST_AUTO_TEST_CASE(launch_failure_carries_bubblewrap_s_message) {

@@ -103,6 +103,11 @@ std::optional<std::string> LoadedPlugin::probeFingerprint() {
   return std::string(f->get_string());
 }
 
+void LoadedPlugin::prepareLaunch() {
+  // Read only when the plugin's table is long enough to have the member.
+  if (table_->abi_minor >= 2 && table_->prepare_launch) table_->prepare_launch(instance_);
+}
+
 ProbeResult LoadedPlugin::restoreProbe(const ProbeResult &earlier) {
   if (!hasProbeCacheMembers(*table_))
     throw BackendError(info_.name + ": restores no kept probe (plugin ABI " +

@@ -42,6 +42,8 @@ class LoadedPlugin {
   // of a result it returned earlier under that fingerprint.
   std::optional<std::string> probeFingerprint();
   ProbeResult restoreProbe(const ProbeResult &earlier);
+  // ABI 1.2 (nothing for an older plugin): a launch is coming.
+  void prepareLaunch();
   boost::json::object launch(const LaunchRequest &request);
   void exec(const ExecRequest &request);
   void signal(const SignalRequest &request);

@@ -249,6 +249,8 @@ std::shared_ptr<Session> Runtime::launch(LaunchOptions options) {
   if (r.logLine) logging::write(Level::info, "core", *r.logLine);
   LoadedPlugin *plugin = impl_->plugin(r.plugin);
   if (!plugin) throw LaunchRefused("plugin " + r.plugin + " is not loaded");
+  // The plugin may start its slow part now, while the policy is compiled.
+  plugin->prepareLaunch();
 
   SessionImpl::Setup setup;
   if (options.spec.sessionId.empty()) options.spec.sessionId = newSessionId();

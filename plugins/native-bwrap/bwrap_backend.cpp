@@ -14,6 +14,7 @@
 #include "ccsandbox/backend.hpp"
 
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -65,8 +66,17 @@ class BwrapBackend final : public sdk::Backend {
     return outcome.result;
   }
 
+  // Starts a bubblewrap for the coming launch, on the spawner thread, without
+  // waiting for it: its start runs while the core compiles the policy.
+  void prepareLaunch() override {
+    std::lock_guard lock(mutex_);
+    if (!probed_ || !probed_->result.available || standby_.valid()) return;
+    standby_ = spawner_.start([host = probed_->host] { return BwrapSession::standby(host); });
+  }
+
   boost::json::object launch(const LaunchRequest &request) override {
     BwrapHost bwrapHost;
+    std::future<StandbyBwrap> standby;
     {
       std::lock_guard lock(mutex_);
       if (!probed_) throw std::runtime_error("native-bwrap was asked to launch before its probe");
@@ -75,8 +85,19 @@ class BwrapBackend final : public sdk::Backend {
       if (sessions_.count(request.sessionId))
         throw std::runtime_error("session " + request.sessionId + " is already running");
       bwrapHost = probed_->host;
+      standby = std::move(standby_);
     }
-    auto session = std::make_shared<BwrapSession>(request, bwrapHost, spawner_, host());
+    std::optional<StandbyBwrap> started;
+    if (standby.valid()) {
+      try {
+        started.emplace(standby.get());
+      } catch (const std::exception &e) {
+        // Not started ahead after all: the launch starts its own (and says why if it cannot).
+        host().log(sdk::LogLevel::debug, std::string("bubblewrap started ahead: ") + e.what());
+      }
+    }
+    auto session =
+        std::make_shared<BwrapSession>(request, bwrapHost, spawner_, host(), std::move(started));
     auto details = session->details();
     std::lock_guard lock(mutex_);
     sessions_[request.sessionId] = std::move(session);
@@ -121,6 +142,9 @@ class BwrapBackend final : public sdk::Backend {
   std::mutex mutex_;
   std::optional<ProbeOutcome> probed_;
   std::map<std::string, std::shared_ptr<BwrapSession>> sessions_;
+  // Started by prepareLaunch() for the next launch; one unused when the plugin
+  // goes is killed and reaped with its future, before the spawner thread ends.
+  std::future<StandbyBwrap> standby_;
 };
 
 }  // namespace

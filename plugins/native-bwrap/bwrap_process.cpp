@@ -14,7 +14,8 @@
 
 namespace ccsandbox::bwrap {
 
-BwrapProcess::BwrapProcess(const std::vector<std::string> &argv, int outputFd, int passFd) {
+BwrapProcess::BwrapProcess(const std::vector<std::string> &argv, int outputFd, int passFd,
+                           int argsFd) {
   std::vector<char *> cargv;
   for (const auto &a : argv) cargv.push_back(const_cast<char *>(a.c_str()));
   cargv.push_back(nullptr);
@@ -32,6 +33,11 @@ BwrapProcess::BwrapProcess(const std::vector<std::string> &argv, int outputFd, i
     // dup2 onto another number clears close-on-exec; onto itself it would not.
     if (passFd == kPassedFd) throw std::logic_error("pass fd must not already be fd 3");
     posix_spawn_file_actions_adddup2(&actions, passFd, kPassedFd);
+  }
+  if (argsFd >= 0) {
+    if (argsFd == kArgsFd || argsFd == kPassedFd)
+      throw std::logic_error("args fd must not already be fd 3 or 4");
+    posix_spawn_file_actions_adddup2(&actions, argsFd, kArgsFd);
   }
   sigset_t all, none;
   sigfillset(&all);

@@ -14,10 +14,10 @@ namespace ccsandbox::bwrap {
 class BwrapProcess {
  public:
   // Starts `argv` (argv[0] is the path) with stdin from /dev/null, stdout and
-  // stderr on `outputFd`, and `passFd` (if >= 0) as fd 3 in the child; every
-  // other fd of ours is close-on-exec. Default signal state. Throws
-  // std::system_error when the program cannot be started.
-  BwrapProcess(const std::vector<std::string> &argv, int outputFd, int passFd);
+  // stderr on `outputFd`, `passFd` (if >= 0) as fd 3 and `argsFd` (if >= 0)
+  // as fd 4 in the child; every other fd of ours is close-on-exec. Default
+  // signal state. Throws std::system_error when the program cannot be started.
+  BwrapProcess(const std::vector<std::string> &argv, int outputFd, int passFd, int argsFd = -1);
   ~BwrapProcess();
   BwrapProcess(BwrapProcess &&other) noexcept;
   BwrapProcess(const BwrapProcess &) = delete;
@@ -37,5 +37,7 @@ class BwrapProcess {
 
 // The fd number the helper finds its control channel at.
 inline constexpr int kPassedFd = 3;
+// The fd number bwrap reads the rest of its arguments from (`--args 4`).
+inline constexpr int kArgsFd = 4;
 
 }  // namespace ccsandbox::bwrap

@@ -29,19 +29,7 @@ std::string trimmed(std::string s) {
 
 }  // namespace
 
-BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
-                           SpawnerThread &spawner, const sdk::Host &events)
-    : sessionId_(request.sessionId), events_(events), bwrapPath_(host.bwrapPath) {
-  // The mask for read-denied directories: empty, and read-only where it is used.
-  const std::string emptyDir = request.runtimeDir + "/bwrap-empty";
-
-  int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-    throw std::system_error(errno, std::generic_category(), "socketpair");
-  control_.reset(pair[0]);
-  UniqueFd helperEnd(pair[1]);
-  if (helperEnd.get() == kPassedFd) helperEnd.reset(::fcntl(kPassedFd, F_DUPFD_CLOEXEC, 10));
-
+MountPlanInput planInput(const BwrapHost &host, const std::string &emptyDir) {
   MountPlanInput in;
   in.callerIsRoot = host.callerIsRoot;
   in.disableNestedUserns = host.disableNestedUserns;
@@ -49,24 +37,51 @@ BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
   in.toolsDir = std::filesystem::path(host.helperPath).parent_path().string();
   in.emptyDir = emptyDir;
   in.controlFd = kPassedFd;
-  MountPlan plan = planMounts(request.policy, in, HostFilesystem());
+  return in;
+}
+
+StandbyBwrap BwrapSession::standby(const BwrapHost &host) {
+  const MountPlanInput in = planInput(host, "");
+  // Restricted network: what every agent launch has (an open one does not fit, see fits()).
+  return StandbyBwrap(host.bwrapPath, namespaceArgs(in, true), helperCommandLine(in));
+}
+
+BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
+                           SpawnerThread &spawner, const sdk::Host &events,
+                           std::optional<StandbyBwrap> started)
+    : sessionId_(request.sessionId), events_(events), bwrapPath_(host.bwrapPath) {
+  // The mask for read-denied directories: empty, and read-only where it is used.
+  const std::string emptyDir = request.runtimeDir + "/bwrap-empty";
+  MountPlan plan = planMounts(request.policy, planInput(host, emptyDir), HostFilesystem());
   // Made only when the plan masks a directory with it (a directory costs an
   // inode on the runtime directory's file system, at every launch).
   if (std::find(plan.args.begin(), plan.args.end(), emptyDir) != plan.args.end() &&
       ::mkdir(emptyDir.c_str(), 0555) != 0 && errno != EEXIST)
     throw std::system_error(errno, std::generic_category(), "cannot create " + emptyDir);
-  std::vector<std::string> argv{host.bwrapPath};
-  argv.insert(argv.end(), plan.args.begin(), plan.args.end());
   for (const auto &a : plan.args)
     if (a == "--bind" || a == "--ro-bind") ++mounts_;
+  args_ = plan.args;
 
-  UniquePipe output;
-  bwrap_.emplace(spawner.run([&] { return BwrapProcess(argv, output.write(), helperEnd.get()); }));
-  output.closeWrite();
-  helperEnd.reset();
-  waitReady(output);
+  // A bubblewrap started ahead for another plan (an open network) is let go.
+  if (started && !started->fits(plan.namespaces, plan.command)) started.reset();
+  if (!started)
+    started.emplace(
+        spawner.run([&] { return StandbyBwrap(host.bwrapPath, plan.namespaces, plan.command); }));
+  control_ = started->takeControl();
+  UniqueFd output = started->takeOutput();
+  bwrap_.emplace(std::move(started->process()));
+  try {
+    started->describe(plan.setup);
+    Message bridges{MessageType::bridges, {}, {}};
+    for (const auto &b : plan.bridges)
+      bridges.fields.push_back(b.host + ":" + std::to_string(b.port) + "=" + b.guestSocket);
+    sendMessage(control_.get(), bridges);
+  } catch (const std::exception &) {
+    // bwrap is gone: its own words say why.
+  }
+  waitReady(output.get());
   if (host.confine) sendConfineRules(plan.guestRules);
-  output_.reset(output.releaseRead());
+  output_ = std::move(output);
   reader_ = std::thread([this] { readLoop(); });
 }
 
@@ -74,9 +89,9 @@ BwrapSession::~BwrapSession() {
   destroy();
 }
 
-void BwrapSession::waitReady(UniquePipe &output) {
+void BwrapSession::waitReady(int output) {
   auto fail = [&](const std::string &why) {
-    std::string said = trimmed(output.readAll(std::chrono::seconds(2)));
+    std::string said = trimmed(UniquePipe::readAllFrom(output, std::chrono::seconds(2)));
     bwrap_->kill();
     throw std::runtime_error("bubblewrap could not start the sandbox: " +
                              (said.empty() ? why : said));
@@ -119,8 +134,13 @@ void BwrapSession::sendConfineRules(const GuestWriteRules &rules) {
 }
 
 boost::json::object BwrapSession::details() const {
+  boost::json::array args;
+  for (const auto &a : args_) args.emplace_back(a);
+  // bwrapArgs: the sandbox as one bubblewrap command line (its own shows
+  // `--args 4` where the mounts were handed over).
   return {{"bwrapPid", bwrap_ ? bwrap_->pid() : -1},
           {"bwrap", bwrapPath_},
+          {"bwrapArgs", std::move(args)},
           {"mounts", mounts_},
           {"supervised", confined_}};
 }

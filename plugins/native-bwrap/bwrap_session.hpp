@@ -4,6 +4,7 @@
 
 #include "bwrap_probe.hpp"
 #include "bwrap_process.hpp"
+#include "bwrap_standby.hpp"
 #include "ccsandbox/unique_fd.hpp"
 #include "control_channel.hpp"
 #include "mount_plan.hpp"
@@ -20,12 +21,20 @@
 
 namespace ccsandbox::bwrap {
 
+// The mount plan's input for this host; `emptyDir` masks read-denied directories.
+MountPlanInput planInput(const BwrapHost &host, const std::string &emptyDir);
+
 class BwrapSession {
  public:
-  // Starts the sandbox and returns once the helper said it is ready; throws
-  // std::runtime_error carrying bubblewrap's own message when it is not.
+  // A bubblewrap for the next launch on this host, started ahead (on the
+  // spawner thread) while the core compiles the policy.
+  static StandbyBwrap standby(const BwrapHost &host);
+
+  // Starts the sandbox — in `started` when it fits the plan, else in a
+  // bubblewrap of its own — and returns once the helper said it is ready;
+  // throws std::runtime_error carrying bubblewrap's own message when it is not.
   BwrapSession(const LaunchRequest &request, const BwrapHost &host, SpawnerThread &spawner,
-               const sdk::Host &events);
+               const sdk::Host &events, std::optional<StandbyBwrap> started = std::nullopt);
   ~BwrapSession();
   BwrapSession(const BwrapSession &) = delete;
   BwrapSession &operator=(const BwrapSession &) = delete;
@@ -37,7 +46,7 @@ class BwrapSession {
   void destroy();
 
  private:
-  void waitReady(UniquePipe &output);
+  void waitReady(int output);
   void sendConfineRules(const GuestWriteRules &rules);
   void readLoop();
   void onMessage(const Message &m);
@@ -54,7 +63,8 @@ class BwrapSession {
   bool destroyed_ = false;
   std::string bwrapPath_;
   std::size_t mounts_ = 0;
-  bool confined_ = false;  // every command runs under Landlock and the supervisor
+  std::vector<std::string> args_;  // the plan as one command line, for details()
+  bool confined_ = false;          // every command runs under Landlock and the supervisor
 };
 
 }  // namespace ccsandbox::bwrap

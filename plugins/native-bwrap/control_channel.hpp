@@ -23,8 +23,12 @@ enum class MessageType : std::uint8_t {
   // Fields: "1"/"0" execBlockWritableRoots, then four lists, each as a count
   // followed by its items: writeRoots, writeDeny, writeDenyGlobs, execGrantRoots.
   confine = 3,
+  // The plugin's first message: the loopback bridges the helper opens, each
+  // "HOST:PORT=SOCKET" (none for an open network). The helper's command line
+  // is fixed before the proxies' ports are known, so they come this way.
+  bridges = 4,
   // helper -> plugin
-  ready = 10,      // the helper is up and its bridges listen
+  ready = 10,      // the helper is up and its bridges listen (the answer to `bridges`)
   started = 11,    // execId
   failed = 12,     // execId, exit code (126/127), message: the command could not start
   exited = 13,     // execId, exit code (128+n for signal n), signal number or 0

@@ -12,6 +12,12 @@ std::string normalise(std::string p) {
   return p;
 }
 
+std::string parentOf(const std::string &path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return "";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 std::size_t depth(const std::string &p) {
   if (p == "/") return 0;
   return static_cast<std::size_t>(std::count(p.begin(), p.end(), '/'));
@@ -43,6 +49,7 @@ class Planner {
 
   MountPlan run() {
     namespaces();
+    const std::size_t namespacesEnd = args_.size();
     environment();
     args_.insert(args_.end(), {"--chdir", "/"});
     if (policy_.visible.procfs) args_.insert(args_.end(), {"--proc", "/proc"});
@@ -57,8 +64,17 @@ class Planner {
     // bwrap's root is a tmpfs that only holds mount points: read-only once
     // they exist, so nothing can be written outside the mounts.
     args_.insert(args_.end(), {"--remount-ro", "/"});
+    const std::size_t setupEnd = args_.size();
     helperCommand();
-    return {std::move(args_), std::move(bridges_), guestRules()};
+    MountPlan plan;
+    plan.namespaces.assign(args_.begin(), args_.begin() + static_cast<long>(namespacesEnd));
+    plan.setup.assign(args_.begin() + static_cast<long>(namespacesEnd),
+                      args_.begin() + static_cast<long>(setupEnd));
+    plan.command.assign(args_.begin() + static_cast<long>(setupEnd) + 1, args_.end());
+    plan.args = std::move(args_);
+    plan.bridges = std::move(bridges_);
+    plan.guestRules = guestRules();
+    return plan;
   }
 
  private:
@@ -90,14 +106,9 @@ class Planner {
   // (the core gives them one of their own).
   void ourPieces() {
     const std::string tools = normalise(input_.toolsDir);
-    const std::string helper = normalise(input_.helperPath);
     if (!tools.empty()) args_.insert(args_.end(), {"--ro-bind", tools, tools});
-    if (!tools.empty() && parentOf(helper) == tools) {
-      guestHelper_ = helper;
-    } else {
-      guestHelper_ = kGuestHelper;
+    if (guestHelperPath(input_) == kGuestHelper)
       args_.insert(args_.end(), {"--ro-bind", input_.helperPath, kGuestHelper});
-    }
 
     const auto &http = policy_.network.httpProxy;
     const auto &socks = policy_.network.socksProxy;
@@ -123,12 +134,6 @@ class Planner {
     };
     bridge(http, "http-proxy");
     bridge(socks, "socks-proxy");
-  }
-
-  static std::string parentOf(const std::string &path) {
-    const auto slash = path.rfind('/');
-    if (slash == std::string::npos) return "";
-    return slash == 0 ? "/" : path.substr(0, slash);
   }
 
   static bool within(const std::string &p, const std::vector<std::string> &roots) {
@@ -328,18 +333,17 @@ class Planner {
     return r;
   }
 
+  // The bridges go to the helper over the control channel: the command line
+  // is fixed before the proxies' ports are known (a bubblewrap started ahead).
   void helperCommand() {
-    args_.insert(args_.end(),
-                 {"--", guestHelper_, "--control-fd", std::to_string(input_.controlFd)});
-    for (const auto &b : bridges_)
-      args_.insert(args_.end(),
-                   {"--bridge", b.host + ":" + std::to_string(b.port) + "=" + b.guestSocket});
+    args_.push_back("--");
+    auto command = helperCommandLine(input_);
+    args_.insert(args_.end(), command.begin(), command.end());
   }
 
   const EffectivePolicy &policy_;
   const MountPlanInput &input_;
   const FilesystemView &fs_;
-  std::string guestHelper_;  // where the helper is inside
   std::vector<std::string> writeRoots_, writeDeny_, readDeny_;
   std::vector<Entry> entries_;
   std::vector<std::string> args_;
@@ -363,6 +367,16 @@ std::vector<std::string> namespaceArgs(const MountPlanInput &input, bool isolate
   // As root without a user namespace bwrap would keep every capability.
   args.insert(args.end(), {"--cap-drop", "ALL"});
   return args;
+}
+
+std::string guestHelperPath(const MountPlanInput &input) {
+  const std::string tools = normalise(input.toolsDir);
+  const std::string helper = normalise(input.helperPath);
+  return !tools.empty() && parentOf(helper) == tools ? helper : kGuestHelper;
+}
+
+std::vector<std::string> helperCommandLine(const MountPlanInput &input) {
+  return {guestHelperPath(input), "--control-fd", std::to_string(input.controlFd)};
 }
 
 bool isWithin(const std::string &path, const std::string &root) {

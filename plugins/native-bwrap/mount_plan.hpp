@@ -83,8 +83,15 @@ struct GuestWriteRules {
 };
 
 struct MountPlan {
-  std::vector<std::string> args;  // everything after "bwrap"
-  std::vector<Bridge> bridges;
+  // bwrap's namespace and privilege options: fixed for a host, so a bubblewrap
+  // started ahead of the launch has them on its command line.
+  std::vector<std::string> namespaces;
+  // The environment, /proc, /dev and the mounts: what `--args` hands bwrap.
+  std::vector<std::string> setup;
+  std::vector<std::string> command;  // the helper and its control fd (after "--")
+  // Everything after "bwrap" as one command line: namespaces, setup, "--", command.
+  std::vector<std::string> args;
+  std::vector<Bridge> bridges;  // sent to the helper over the control channel
   GuestWriteRules guestRules;
 };
 
@@ -96,6 +103,11 @@ MountPlan planMounts(const EffectivePolicy &policy, const MountPlanInput &input,
 // `isolateNetwork` false only for a policy whose network is open (the fixed
 // terminal profile): then the host's network namespace is shared.
 std::vector<std::string> namespaceArgs(const MountPlanInput &input, bool isolateNetwork = true);
+
+// Where the helper is inside: at its own path in the tools directory it lives
+// in, else at kGuestHelper. And its command line (MountPlan::command).
+std::string guestHelperPath(const MountPlanInput &input);
+std::vector<std::string> helperCommandLine(const MountPlanInput &input);
 
 // True when `path` is `root` or lies beneath it (both absolute, normalised).
 bool isWithin(const std::string &path, const std::string &root);

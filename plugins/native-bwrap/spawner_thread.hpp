@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -29,6 +30,16 @@ class SpawnerThread {
     auto result = job.get_future();
     post([&job] { job(); });
     return result.get();
+  }
+
+  // Runs `task` on the spawner thread later; its result or exception comes
+  // through the future. A task still queued when the thread stops still runs.
+  template <class F>
+  auto start(F task) -> std::future<decltype(task())> {
+    auto job = std::make_shared<std::packaged_task<decltype(task())()>>(std::move(task));
+    auto result = job->get_future();
+    post([job] { (*job)(); });
+    return result;
   }
 
  private:

@@ -38,7 +38,10 @@ class UniquePipe {
   }
 
   // Reads until every writer closed or `limit` passed.
-  std::string readAll(std::chrono::milliseconds limit) {
+  std::string readAll(std::chrono::milliseconds limit) { return readAllFrom(fds_[0], limit); }
+
+  // The same for any read end.
+  static std::string readAllFrom(int fd, std::chrono::milliseconds limit) {
     std::string out;
     auto deadline = std::chrono::steady_clock::now() + limit;
     char buf[4096];
@@ -46,11 +49,11 @@ class UniquePipe {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) break;
-      pollfd p{fds_[0], POLLIN, 0};
+      pollfd p{fd, POLLIN, 0};
       int rc = ::poll(&p, 1, static_cast<int>(left.count()));
       if (rc < 0 && errno == EINTR) continue;
       if (rc <= 0) break;
-      ssize_t n = ::read(fds_[0], buf, sizeof buf);
+      ssize_t n = ::read(fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       out.append(buf, static_cast<std::size_t>(n));

@@ -39,7 +39,7 @@ namespace {
 
 class Helper {
  public:
-  Helper(int controlFd, const std::vector<BridgeSpec> &bridges)
+  explicit Helper(int controlFd)
       : controlFd_(controlFd), control_(io_, controlFd), children_(io_, SIGCHLD) {
     for (char **e = environ; e && *e; ++e) {
       std::string kv(*e);
@@ -47,16 +47,12 @@ class Helper {
       if (eq != std::string::npos) policyEnv_[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     policyEnv_.erase("PWD");  // bwrap's --chdir sets it; it is not the policy's
-    for (const auto &b : bridges) {
-      bridges_.push_back(std::make_unique<LoopbackBridge>(io_, b.host, b.port, b.unixSocket));
-      bridges_.back()->start();
-    }
   }
 
+  // `ready` goes out once the plugin's `bridges` message is served.
   int run() {
     waitForChildren();
     waitForControl();
-    send({MessageType::ready, {}, {}});
     io_.run();
     return 0;
   }
@@ -92,6 +88,7 @@ class Helper {
 
   void handle(const Message &m) {
     switch (m.type) {
+      case MessageType::bridges: openBridges(m); break;
       case MessageType::exec: exec(m); break;
       case MessageType::confine: confine(m); break;
       case MessageType::signal:
@@ -141,6 +138,23 @@ class Helper {
     running_[execId] = r.pid;
     leaders_[r.pid] = execId;
     send({MessageType::started, {execId}, {}});
+  }
+
+  void openBridges(const Message &m) {
+    if (bridgesOpen_) return;  // once per sandbox
+    bridgesOpen_ = true;
+    try {
+      for (const auto &spec : m.fields) {
+        const BridgeSpec b = parseBridgeSpec(spec);
+        bridges_.push_back(std::make_unique<LoopbackBridge>(io_, b.host, b.port, b.unixSocket));
+        bridges_.back()->start();
+      }
+    } catch (const std::exception &e) {
+      // A sandbox whose network path is not what the plugin asked for never reports ready.
+      std::cerr << "ccsandbox-bwrap-helper: cannot open the loopback bridges: " << e.what() << "\n";
+      shutdown();
+    }
+    send({MessageType::ready, {}, {}});
   }
 
   // The plugin's write rules: from now on every command is confined.
@@ -233,11 +247,12 @@ class Helper {
   std::map<pid_t, std::string> leaders_;
   std::mutex sendMutex_;
   std::optional<CommandConfinement> confinement_;  // set by the plugin's confine message
+  bool bridgesOpen_ = false;
 };
 
 int usage(const std::string &why) {
   std::cerr << "ccsandbox-bwrap-helper: " << why
-            << "\nusage: ccsandbox-bwrap-helper --control-fd N [--bridge HOST:PORT=SOCKET]...\n"
+            << "\nusage: ccsandbox-bwrap-helper --control-fd N\n"
                "It runs as pid 1 inside a sandbox started by the native-bwrap plugin; it is not "
                "meant to be run by hand.\n";
   return 2;
@@ -247,7 +262,6 @@ int usage(const std::string &why) {
 
 int main(int argc, char **argv) {
   int controlFd = -1;
-  std::vector<BridgeSpec> bridges;
   try {
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
@@ -259,8 +273,6 @@ int main(int argc, char **argv) {
       if (a == "--check-confinement") return checkConfinement();  // the probe's trial
       if (a == "--control-fd" && i + 1 < argc)
         controlFd = std::stoi(argv[++i]);
-      else if (a == "--bridge" && i + 1 < argc)
-        bridges.push_back(parseBridgeSpec(argv[++i]));
       else
         return usage("unknown argument " + a);
     }
@@ -277,7 +289,7 @@ int main(int argc, char **argv) {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   try {
-    Helper helper(controlFd, bridges);
+    Helper helper(controlFd);
     return helper.run();
   } catch (const std::exception &e) {
     std::cerr << "ccsandbox-bwrap-helper: " << e.what() << "\n";

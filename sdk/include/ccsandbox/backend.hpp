@@ -70,6 +70,10 @@ class Backend {
     (void)earlier;
     throw std::runtime_error("this backend does not restore a kept probe");
   }
+  // Optional (ABI 1.2): a launch is coming. Start what takes long and depends on nothing
+  // in the request, without blocking; launch() discards it if it turns out unfit, and it
+  // must be released by the destructor if no launch follows. Exceptions are swallowed.
+  virtual void prepareLaunch() {}
   // Returns when the session is warm; the result is the handle's `details`.
   virtual boost::json::object launch(const LaunchRequest &request) = 0;
   // Starts the command and returns; its end is an `exit` event through host().
@@ -152,6 +156,13 @@ struct Adapter {
       return toJson(self(instance).restoreProbe(decodeProbeResult(request(req))));
     });
   }
+  static void prepareLaunch(void *instance) noexcept {
+    try {
+      self(instance).prepareLaunch();
+    } catch (...) {
+      // Only a hint: launch() starts from nothing.
+    }
+  }
   static int launch(void *instance, const char *req, char **reply) {
     return guarded(reply, [&] {
       auto details = self(instance).launch(decodeLaunchRequest(request(req)));
@@ -197,7 +208,8 @@ constexpr ccsandbox_backend_t makeTable(const char *name, const char *backend) {
                              &Adapter<B>::destroy,
                              &Adapter<B>::freeReply,
                              &Adapter<B>::probeFingerprint,
-                             &Adapter<B>::probeRestore};
+                             &Adapter<B>::probeRestore,
+                             &Adapter<B>::prepareLaunch};
 }
 
 }  // namespace detail

@@ -1,4 +1,4 @@
-/* ccsandbox backend ABI, version 1.1.
+/* ccsandbox backend ABI, version 1.2.
  *
  * A backend plugin is a shared object that exports one C-linkage symbol,
  * `ccsandbox_backend_v1`, of type `ccsandbox_backend_t`. The table starts with
@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define CCSANDBOX_ABI_MAJOR 1
-#define CCSANDBOX_ABI_MINOR 1
+#define CCSANDBOX_ABI_MINOR 2
 
 /* The symbol every plugin exports. */
 #define CCSANDBOX_BACKEND_SYMBOL "ccsandbox_backend_v1"
@@ -102,7 +102,16 @@ typedef struct ccsandbox_backend {
    * probes afresh. The host keeps only available results. */
   int (*probe_fingerprint)(void *instance, char **reply);
   int (*probe_restore)(void *instance, const char *probe_json, char **reply);
-  /* ABI 1.1 ends here. Append new members below, with a new minor version. */
+  /* ABI 1.1 ends here. */
+
+  /* ABI 1.2: a hint that a `launch` is coming (the host calls it, then compiles
+   * the policy and starts the session's proxies). The plugin may start what
+   * takes long and depends on nothing in the request (a bubblewrap's own
+   * start-up), so that `launch` finds it under way. It must not block and has
+   * nothing to fail: `launch` discards what turns out unfit, and what no launch
+   * follows is reused by the next one or released at `shutdown`. May be NULL. */
+  void (*prepare_launch)(void *instance);
+  /* ABI 1.2 ends here. Append new members below, with a new minor version. */
 } ccsandbox_backend_t;
 
 #ifdef __cplusplus
