@@ -4,7 +4,7 @@
 #
 #   bench/startup.sh [BUILD_DIR] [RUNS]      defaults: build/default 30
 #
-# srt is installed from npm into a temporary directory for this run only. On
+# srt is installed from npm into <BUILD_DIR>/bench-peers/srt (kept for the next run). On
 # Linux srt needs socat and ripgrep; as root the script installs them (and npm)
 # from Debian's packages; without them srt cannot start and is reported as not
 # measured. ccsandbox needs neither.
@@ -26,23 +26,27 @@ if [ -n "$missing" ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>
     echo "could not install$missing; srt may not be measured"
 fi
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+# Kept in the build tree between runs: npm's update is quick, and a fresh
+# install removed after every run left thousands of just-deleted inodes on the
+# file system the next run creates its runtime directories in (ext4 then
+# searches past them: the next run measured slower for minutes).
+peer="$build/bench-peers/srt"
+mkdir -p "$peer"
 srt=""
 if command -v npm >/dev/null 2>&1; then
-  echo "installing srt (@anthropic-ai/sandbox-runtime) from npm into $tmp ..."
-  if npm install --prefix "$tmp" --no-audit --no-fund --silent @anthropic-ai/sandbox-runtime >"$tmp/npm.log" 2>&1; then
-    candidate="$tmp/node_modules/.bin/srt"
+  echo "installing srt (@anthropic-ai/sandbox-runtime) from npm into $peer ..."
+  if npm install --prefix "$peer" --no-audit --no-fund --silent @anthropic-ai/sandbox-runtime >"$peer/npm.log" 2>&1; then
+    candidate="$peer/node_modules/.bin/srt"
     # Only a peer that really starts is measured.
-    if (cd "$tmp" && "$candidate" true) >"$tmp/srt.log" 2>&1; then
+    if (cd "$peer" && "$candidate" true) >"$peer/srt.log" 2>&1; then
       srt=$candidate
     else
       echo "srt is installed but \`srt true\` fails here, so it is not measured:"
-      sed 's/^/  /' "$tmp/srt.log" | head -5
+      sed 's/^/  /' "$peer/srt.log" | head -5
     fi
   else
     echo "npm could not install srt, so it is not measured:"
-    sed 's/^/  /' "$tmp/npm.log" | tail -5
+    sed 's/^/  /' "$peer/npm.log" | tail -5
   fi
 else
   echo "npm not found: srt is not measured"

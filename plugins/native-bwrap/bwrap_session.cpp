@@ -63,7 +63,7 @@ BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
   args_ = plan.args;
 
   // A bubblewrap started ahead for another plan (an open network) is let go.
-  if (started && !started->fits(plan.namespaces, plan.command)) started.reset();
+  if (started && !started->fits(host.bwrapPath, plan.namespaces, plan.command)) started.reset();
   if (!started)
     started.emplace(
         spawner.run([&] { return StandbyBwrap(host.bwrapPath, plan.namespaces, plan.command); }));

@@ -56,7 +56,8 @@ BwrapProcess spawn(const std::string &bwrapPath, const std::vector<std::string> 
 
 StandbyBwrap::StandbyBwrap(const std::string &bwrapPath, std::vector<std::string> namespaces,
                            std::vector<std::string> command)
-    : namespaces_(std::move(namespaces)),
+    : bwrapPath_(bwrapPath),
+      namespaces_(std::move(namespaces)),
       command_(std::move(command)),
       process_(spawn(bwrapPath, namespaces_, command_, control_, output_, args_)) {}
 

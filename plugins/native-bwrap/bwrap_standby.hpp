@@ -33,9 +33,9 @@ class StandbyBwrap {
   StandbyBwrap &operator=(StandbyBwrap &&) = delete;
 
   // Whether it was started for this plan.
-  bool fits(const std::vector<std::string> &namespaces,
+  bool fits(const std::string &bwrapPath, const std::vector<std::string> &namespaces,
             const std::vector<std::string> &command) const {
-    return namespaces == namespaces_ && command == command_;
+    return bwrapPath == bwrapPath_ && namespaces == namespaces_ && command == command_;
   }
 
   // Hands bubblewrap the rest of its arguments and closes the socket; it goes
@@ -47,6 +47,7 @@ class StandbyBwrap {
   UniqueFd takeOutput() { return std::move(output_); }    // bwrap's and the helper's stderr
 
  private:
+  std::string bwrapPath_;
   std::vector<std::string> namespaces_, command_;
   UniqueFd control_, output_, args_;
   BwrapProcess process_;
