@@ -128,15 +128,16 @@ int policyCommand(const std::vector<std::string> &argv) {
   }
   std::string workdir = resolveWorkdir(o.workdir);
   LaunchOptions launch = buildLaunchOptions(o, workdir);
-  if (json) {
-    // Only the policy: what every backend receives, nothing about this host's plugins.
-    std::cout << boost::json::serialize(toJson(compileLaunchPolicy(launch))) << "\n";
-    return 0;
-  }
   RuntimeOptions runtimeOptions = cliRuntimeOptions(ProbeFreshness::kept);
   runtimeOptions.sandbox = o.sandbox;
+  if (json) {
+    // Only the policy: what every backend receives, nothing about this host's plugins.
+    std::cout << boost::json::serialize(toJson(compileLaunchPolicy(launch, runtimeOptions)))
+              << "\n";
+    return 0;
+  }
   Runtime runtime(runtimeOptions);
-  printHuman(std::cout, previewLaunch(runtime, launch));
+  printHuman(std::cout, previewLaunch(runtime, launch, runtimeOptions));
   return 0;
 }
 

@@ -367,6 +367,23 @@ BOOST_AUTO_TEST_CASE(git_search_finds_every_repository_of_a_wide_tree) {
   BOOST_TEST(has(found.paths, "/w/g0/hooks"));
 }
 
+BOOST_AUTO_TEST_CASE(ccsandbox_s_own_files_under_a_write_root_are_write_denied) {
+  // A build of ccsandbox inside the working copy: a plugin planted in its
+  // plugin directory would be loaded by the next ccsandbox, outside any sandbox.
+  FakeHost host;
+  host.tree.dir("home/user/work/repo/build/lib/ccsandbox/plugins");
+  host.tree.dir("usr/lib/ccsandbox/plugins");
+  HostFacts facts = host.facts();
+  facts.trustedFiles = {kHome + "/work/repo/build/lib/ccsandbox/plugins",
+                        kHome + "/work/repo/build/bin/ccsandbox", "/usr/lib/ccsandbox/plugins"};
+  auto p = compilePolicy(repoSpec(), LaunchKind::agentBash, facts);
+  BOOST_TEST(has(p.writeDeny, kHome + "/work/repo/build/lib/ccsandbox/plugins"));
+  BOOST_TEST(has(p.writeDeny, kHome + "/work/repo/build/bin/ccsandbox"));  // missing: still denied
+  BOOST_TEST(!has(p.writeDeny, "/usr/lib/ccsandbox/plugins"));  // under no write root: no rule
+  // Nor may a rename move them aside.
+  BOOST_TEST(has(p.unlinkDeny, kHome + "/work/repo/build/lib/ccsandbox"));
+}
+
 BOOST_AUTO_TEST_CASE(write_root_reached_through_a_symlink) {
   FakeHost host;
   host.tree.dir("private/tmp/wt/.git/hooks");

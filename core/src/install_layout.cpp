@@ -33,6 +33,10 @@ fs::path installPrefix() {
 
 }  // namespace
 
+std::string coreObjectPath() {
+  return fs::absolute(boost::dll::this_line_location()).lexically_normal().string();
+}
+
 std::string installedPath(const std::string &subdir) {
   static const fs::path prefix = installPrefix();
   return (prefix / subdir).lexically_normal().string();

@@ -14,4 +14,7 @@ namespace ccsandbox {
 // prefix, as CMake's install directories are (lib/ccsandbox/plugins).
 std::string installedPath(const std::string &subdir);
 
+// The file the core runs from: libccsandbox, or the program linking it.
+std::string coreObjectPath();
+
 }  // namespace ccsandbox

@@ -243,8 +243,9 @@ EffectivePolicy compilePolicy(const SandboxSpec &spec, LaunchKind kind, const Ho
 
   // writeDeny, in every mode: the secret set (a read-denied directory never
   // becomes writable), the protected home paths, the agent's own config,
-  // protectedPaths, read-only binds nested in a write root, and the hooks and
-  // config of every repository under a write root.
+  // protectedPaths, read-only binds nested in a write root, ccsandbox's own
+  // files under a write root, and the hooks and config of every repository
+  // under a write root.
   append(p.writeDeny, p.readDeny);
   for (const auto &s : protectedHomePaths()) append(p.writeDeny, fs.forms(expandHome(s, home)));
   std::vector<std::string> configDirs{expandHome("~/.claude", home)};
@@ -263,6 +264,14 @@ EffectivePolicy compilePolicy(const SandboxSpec &spec, LaunchKind kind, const Ho
       return isWithin(forms.back(), root.second.back());
     });
     if (nested) append(p.writeDeny, forms);
+  }
+  // A plugin planted there would be loaded by the next ccsandbox, outside any sandbox.
+  for (const auto &own : host.trustedFiles) {
+    auto forms = fs.forms(own);
+    bool inside = std::any_of(roots.begin(), roots.end(), [&](const auto &root) {
+      return isWithin(forms.back(), root.second.back());
+    });
+    if (inside) append(p.writeDeny, forms);
   }
   for (const auto &[literal, rootForms] : roots) {
     const std::string &physical = rootForms.back();

@@ -12,6 +12,7 @@
 #include "egress_lists.hpp"
 
 #include <string>
+#include <vector>
 
 namespace ccsandbox {
 
@@ -25,6 +26,8 @@ struct HostFacts {
   std::string fsRoot;
   // The egress lists; nullptr: the lists shipped with the core.
   const EgressLists *egress = nullptr;
+  // trustedFiles(): write-denied where a write root holds them.
+  std::vector<std::string> trustedFiles;
 };
 
 // This process's facts (HOME, platform); tempDir is left to the caller.

@@ -4,6 +4,7 @@
 #include "policy_compiler.hpp"
 #include "router.hpp"
 #include "runtime_dir.hpp"
+#include "trusted_files.hpp"
 
 #include <algorithm>
 
@@ -15,15 +16,18 @@ std::string previewTempDir() {
   return RuntimeDir::baseDir() + "/ccsandbox-XXXXXX/tmp";
 }
 
-EffectivePolicy compileLaunchPolicy(const LaunchOptions &options) {
+EffectivePolicy compileLaunchPolicy(const LaunchOptions &options,
+                                    const RuntimeOptions &runtimeOptions) {
   HostFacts facts = hostFacts();
   facts.tempDir = previewTempDir();
+  facts.trustedFiles = trustedFiles(runtimeOptions);
   return compilePolicy(options.spec, options.kind, facts, options.policy);
 }
 
-PolicyPreview previewLaunch(const Runtime &runtime, const LaunchOptions &options) {
+PolicyPreview previewLaunch(const Runtime &runtime, const LaunchOptions &options,
+                            const RuntimeOptions &runtimeOptions) {
   PolicyPreview preview;
-  preview.policy = compileLaunchPolicy(options);
+  preview.policy = compileLaunchPolicy(options, runtimeOptions);
   try {
     preview.route = runtime.route(options.kind, options.backend, options.plugin);
   } catch (const LaunchRefused &e) {

@@ -7,6 +7,7 @@
 #include "probe_cache.hpp"
 #include "router.hpp"
 #include "session.hpp"
+#include "trusted_files.hpp"
 
 #include <random>
 #include <set>
@@ -30,20 +31,6 @@ RequestedBackend parseRequestedBackend(std::string_view text) {
 }
 
 namespace {
-
-std::vector<std::string> splitPath(const char *text) {
-  std::vector<std::string> out;
-  if (!text) return out;
-  std::string s(text);
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    auto end = s.find(':', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
 
 std::map<std::string, std::string> processEnvironment() {
   std::map<std::string, std::string> env;
@@ -126,7 +113,8 @@ struct Runtime::Impl final : PluginEventSink {
   std::vector<PluginInfo> infos;
   std::string startup;
   std::optional<ProbeCache> probeCache;
-  std::set<std::string> restoredProbes;  // plugins whose probe result came from the cache
+  std::set<std::string> restoredProbes;   // plugins whose probe result came from the cache
+  std::vector<std::string> trustedFiles;  // HostFacts::trustedFiles
 
   std::mutex sessionsMutex;
   std::map<std::string, std::shared_ptr<SessionImpl>> sessions;
@@ -177,10 +165,8 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   }
   impl_->hostEnv = o.hostEnv ? *o.hostEnv : processEnvironment();
 
-  std::vector<std::string> dirs =
-      o.pluginPath ? *o.pluginPath : splitPath(std::getenv("CCSANDBOX_PLUGIN_PATH"));
-  if (o.searchInstallDir) dirs.push_back(installedPluginDir());
-  impl_->discovery = discoverPlugins(dirs, o.pluginSettings, *impl_);
+  impl_->discovery = discoverPlugins(pluginSearchDirs(o), o.pluginSettings, *impl_);
+  impl_->trustedFiles = trustedFiles(o);
 
   if (o.probeCacheDir) {
     impl_->probeCache.emplace(*o.probeCacheDir);
@@ -263,6 +249,7 @@ std::shared_ptr<Session> Runtime::launch(LaunchOptions options) {
   setup.runtimeDir = std::make_unique<RuntimeDir>();
   HostFacts facts = hostFacts();
   facts.tempDir = setup.runtimeDir->makeSubdir("tmp");
+  facts.trustedFiles = impl_->trustedFiles;
   setup.policy = compilePolicy(options.spec, options.kind, facts, options.policy);
   checkEnforceable(plugin->info(), setup.policy);
   if (r.backend != SandboxBackend::none && !setup.policy.network.open) {

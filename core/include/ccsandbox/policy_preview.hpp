@@ -26,12 +26,17 @@ struct PolicyPreview {
 };
 
 // The policy `options` compiles to on this host, with the session's temp dir
-// shown as `<runtime base>/ccsandbox-XXXXXX/tmp`. Throws UsageError for input
-// the compiler refuses (a relative host path, a write root inside a secret).
-CCSANDBOX_API EffectivePolicy compileLaunchPolicy(const LaunchOptions &options);
+// shown as `<runtime base>/ccsandbox-XXXXXX/tmp`, for a Runtime made with
+// `runtimeOptions` (its plugin directories and kept probes are ccsandbox's own
+// files, write-denied under a write root). Throws UsageError for input the
+// compiler refuses (a relative host path, a write root inside a secret).
+CCSANDBOX_API EffectivePolicy compileLaunchPolicy(const LaunchOptions &options,
+                                                  const RuntimeOptions &runtimeOptions = {});
 
-// compileLaunchPolicy plus routing, enforceability and the environment.
-CCSANDBOX_API PolicyPreview previewLaunch(const Runtime &runtime, const LaunchOptions &options);
+// compileLaunchPolicy plus routing, enforceability and the environment;
+// `runtimeOptions` are those `runtime` was made with.
+CCSANDBOX_API PolicyPreview previewLaunch(const Runtime &runtime, const LaunchOptions &options,
+                                          const RuntimeOptions &runtimeOptions = {});
 
 // The temp-dir placeholder compileLaunchPolicy uses.
 CCSANDBOX_API std::string previewTempDir();
