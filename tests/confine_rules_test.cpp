@@ -6,8 +6,8 @@
 #include "ccsandbox/confine/confine_rules.hpp"
 #include "ccsandbox/confine/name_glob.hpp"
 #include "ccsandbox/confine/seccomp_filter.hpp"
-#include "ccsandbox/effective_policy.hpp"
 #include "ccsandbox/confine/write_judge.hpp"
+#include "ccsandbox/effective_policy.hpp"
 
 #include <linux/audit.h>
 #include <linux/seccomp.h>
