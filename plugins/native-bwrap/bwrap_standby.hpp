@@ -8,9 +8,10 @@
 // exec, the dynamic loader, bubblewrap's own set-up, about 0.8 ms here — runs
 // while the core compiles the policy and starts the proxies.
 //
-// If we die before handing it the rest, bubblewrap reads end-of-file, builds
-// an empty sandbox with the namespaces of its command line, finds no helper in
-// it and exits: nothing ever runs outside a sandbox. Our pieces come last in
+// If we die before handing it the rest, bubblewrap dies with us (its
+// --die-with-parent, where it holds already), or reads end-of-file, builds an
+// empty sandbox with the namespaces of its command line, finds no helper in it
+// and exits: nothing ever runs outside a sandbox. Our pieces come last in
 // the mount plan for the same reason: a cut-off description never holds them.
 #pragma once
 
