@@ -1,6 +1,11 @@
 // ccsandbox-bwrap-helper: pid 1 inside a native-bwrap sandbox.
 //
-//   ccsandbox-bwrap-helper --control-fd N [--bridge HOST:PORT=SOCKET]...
+//   ccsandbox-bwrap-helper --control-fd N
+//
+// The plugin's first message names the loopback bridges to open (each
+// "HOST:PORT=SOCKET"); the helper answers `ready` once they listen. They come
+// this way because bubblewrap's command line, ours included, is fixed before
+// the session's proxies have ports (a bubblewrap started ahead of the launch).
 //
 // As init of the sandbox's pid namespace it cannot be killed from inside (the
 // kernel drops signals to init that it has no handler for, SIGKILL included);

@@ -93,13 +93,13 @@ BridgeSpec parseBridgeSpec(const std::string &text) {
   auto eq = text.find('=');
   auto colon = text.rfind(':', eq);
   if (eq == std::string::npos || colon == std::string::npos || colon == 0)
-    throw std::invalid_argument("bad --bridge \"" + text + "\" (want HOST:PORT=SOCKET)");
+    throw std::invalid_argument("bad bridge \"" + text + "\" (want HOST:PORT=SOCKET)");
   BridgeSpec spec;
   spec.host = text.substr(0, colon);
   spec.port = std::stoi(text.substr(colon + 1, eq - colon - 1));
   spec.unixSocket = text.substr(eq + 1);
   if (spec.port <= 0 || spec.port > 65535 || spec.unixSocket.empty())
-    throw std::invalid_argument("bad --bridge \"" + text + "\" (want HOST:PORT=SOCKET)");
+    throw std::invalid_argument("bad bridge \"" + text + "\" (want HOST:PORT=SOCKET)");
   return spec;
 }
 

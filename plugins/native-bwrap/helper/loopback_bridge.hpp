@@ -27,7 +27,8 @@ class LoopbackBridge {
   std::string unixSocket_;
 };
 
-// Parses "127.0.0.1:3128=/run/ccsandbox/http-proxy.sock"; throws std::invalid_argument.
+// Parses "127.0.0.1:3128=/run/ccsandbox/proxy/http-proxy.sock" (one field of the
+// plugin's `bridges` message); throws std::invalid_argument.
 struct BridgeSpec {
   std::string host;
   int port = 0;
