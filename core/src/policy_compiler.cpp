@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <memory>
 #include <set>
 
@@ -275,7 +277,17 @@ EffectivePolicy compilePolicy(const SandboxSpec &spec, LaunchKind kind, const Ho
   }
   for (const auto &[literal, rootForms] : roots) {
     const std::string &physical = rootForms.back();
+    const auto started = std::chrono::steady_clock::now();
     auto git = findGitControlPaths(fs, physical);
+    // The one part of a launch that grows with the working copy: said, for a slow start.
+    const auto took =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.1f", took.count());
+    logging::write(logging::Level::debug, "policy",
+                   "looked for git repositories under " + literal + ": " +
+                       std::to_string(git.searched) + " directories in " + ms + " ms, " +
+                       std::to_string(git.paths.size()) + " protected paths");
     if (git.truncated)
       logging::write(logging::Level::warning, "policy",
                      "stopped looking for git repositories under " + literal + " after " +
