@@ -137,7 +137,7 @@ int policyCommand(const std::vector<std::string> &argv) {
     return 0;
   }
   Runtime runtime(runtimeOptions);
-  printHuman(std::cout, previewLaunch(runtime, launch, runtimeOptions));
+  printHuman(std::cout, previewLaunch(runtime, launch));
   return 0;
 }
 

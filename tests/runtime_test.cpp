@@ -3,13 +3,17 @@
 #define BOOST_TEST_MODULE runtime
 #include <boost/test/unit_test.hpp>
 
+#include "ccsandbox/policy_preview.hpp"
 #include "ccsandbox/runtime.hpp"
 #include "support/log_capture.hpp"
+#include "support/temp_tree.hpp"
 
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <filesystem>
 #include <mutex>
 
 using namespace ccsandbox;
@@ -243,4 +247,24 @@ BOOST_AUTO_TEST_CASE(environment_per_launch_kind) {
   // Claude Code through the no-sandbox path inherits the host environment.
   std::string cc = envOf(LaunchKind::claudeCode);
   BOOST_CHECK(cc.find("NODE_OPTIONS=--inspect") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(the_plugin_directories_are_trusted_files_a_launch_write_denies) {
+  // Plugins searched in a directory of the working copy: the policy `run`
+  // would compile (previewLaunch) write-denies that directory.
+  ccsandbox::test::TempTree tree;
+  const std::string work = std::filesystem::canonical(tree.dir("work")).string();
+  const std::string plugins = tree.dir("work/build/plugins");
+  Runtime rt(options({kNoneOnly, plugins}));
+  const auto &trusted = rt.trustedFiles();
+  BOOST_TEST((std::find(trusted.begin(), trusted.end(), plugins) != trusted.end()));
+  LaunchOptions launch;
+  launch.spec.bindMounts.push_back({work, work, false});
+  launch.spec.guestWorkdir = work;
+  auto preview = previewLaunch(rt, launch);
+  const auto &deny = preview.policy.writeDeny;
+  BOOST_TEST((std::find(deny.begin(), deny.end(), work + "/build/plugins") != deny.end()));
+  // The compiler alone, for the same options, says the same.
+  auto alone = compileLaunchPolicy(launch, options({kNoneOnly, plugins}));
+  BOOST_TEST((alone.writeDeny == deny));
 }

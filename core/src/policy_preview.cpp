@@ -16,18 +16,25 @@ std::string previewTempDir() {
   return RuntimeDir::baseDir() + "/ccsandbox-XXXXXX/tmp";
 }
 
-EffectivePolicy compileLaunchPolicy(const LaunchOptions &options,
-                                    const RuntimeOptions &runtimeOptions) {
+namespace {
+
+EffectivePolicy compileWith(const LaunchOptions &options, std::vector<std::string> trusted) {
   HostFacts facts = hostFacts();
   facts.tempDir = previewTempDir();
-  facts.trustedFiles = trustedFiles(runtimeOptions);
+  facts.trustedFiles = std::move(trusted);
   return compilePolicy(options.spec, options.kind, facts, options.policy);
 }
 
-PolicyPreview previewLaunch(const Runtime &runtime, const LaunchOptions &options,
-                            const RuntimeOptions &runtimeOptions) {
+}  // namespace
+
+EffectivePolicy compileLaunchPolicy(const LaunchOptions &options,
+                                    const RuntimeOptions &runtimeOptions) {
+  return compileWith(options, trustedFiles(runtimeOptions));
+}
+
+PolicyPreview previewLaunch(const Runtime &runtime, const LaunchOptions &options) {
   PolicyPreview preview;
-  preview.policy = compileLaunchPolicy(options, runtimeOptions);
+  preview.policy = compileWith(options, runtime.trustedFiles());
   try {
     preview.route = runtime.route(options.kind, options.backend, options.plugin);
   } catch (const LaunchRefused &e) {

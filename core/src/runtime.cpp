@@ -166,7 +166,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->hostEnv = o.hostEnv ? *o.hostEnv : processEnvironment();
 
   impl_->discovery = discoverPlugins(pluginSearchDirs(o), o.pluginSettings, *impl_);
-  impl_->trustedFiles = trustedFiles(o);
+  impl_->trustedFiles = ccsandbox::trustedFiles(o);
 
   if (o.probeCacheDir) {
     impl_->probeCache.emplace(*o.probeCacheDir);
@@ -222,6 +222,10 @@ const std::string &Runtime::startupLine() const {
 Route Runtime::route(LaunchKind kind, RequestedBackend requested,
                      const std::optional<std::string> &plugin) const {
   return routeLaunch(impl_->routerInput(), kind, requested, plugin);
+}
+
+const std::vector<std::string> &Runtime::trustedFiles() const {
+  return impl_->trustedFiles;
 }
 
 std::map<std::string, std::string> Runtime::baseEnvironment(LaunchKind kind,

@@ -33,10 +33,9 @@ struct PolicyPreview {
 CCSANDBOX_API EffectivePolicy compileLaunchPolicy(const LaunchOptions &options,
                                                   const RuntimeOptions &runtimeOptions = {});
 
-// compileLaunchPolicy plus routing, enforceability and the environment;
-// `runtimeOptions` are those `runtime` was made with.
-CCSANDBOX_API PolicyPreview previewLaunch(const Runtime &runtime, const LaunchOptions &options,
-                                          const RuntimeOptions &runtimeOptions = {});
+// What `runtime.launch(options)` would compile, plus routing, enforceability
+// and the environment.
+CCSANDBOX_API PolicyPreview previewLaunch(const Runtime &runtime, const LaunchOptions &options);
 
 // The temp-dir placeholder compileLaunchPolicy uses.
 CCSANDBOX_API std::string previewTempDir();

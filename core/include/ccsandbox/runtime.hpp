@@ -189,6 +189,10 @@ class CCSANDBOX_API Runtime {
               const std::optional<std::string> &plugin = std::nullopt) const;
   // The environment a launch of this kind on this backend starts from.
   std::map<std::string, std::string> baseEnvironment(LaunchKind kind, SandboxBackend backend) const;
+  // ccsandbox's own files that a later ccsandbox loads or trusts (the core's
+  // program or library, the plugin directories, the egress lists, libexec,
+  // the kept probes): a launch write-denies those under its write roots.
+  const std::vector<std::string> &trustedFiles() const;
 
   std::shared_ptr<Session> launch(LaunchOptions options);
 
