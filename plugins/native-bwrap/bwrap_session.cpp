@@ -58,8 +58,6 @@ BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
   if (std::find(plan.args.begin(), plan.args.end(), emptyDir) != plan.args.end() &&
       ::mkdir(emptyDir.c_str(), 0555) != 0 && errno != EEXIST)
     throw std::system_error(errno, std::generic_category(), "cannot create " + emptyDir);
-  for (const auto &a : plan.args)
-    if (a == "--bind" || a == "--ro-bind") ++mounts_;
   args_ = plan.args;
 
   // A bubblewrap started ahead for another plan (an open network) is let go.
@@ -69,7 +67,7 @@ BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
         spawner.run([&] { return StandbyBwrap(host.bwrapPath, plan.namespaces, plan.command); }));
   control_ = started->takeControl();
   UniqueFd output = started->takeOutput();
-  bwrap_.emplace(std::move(started->process()));
+  bwrap_.emplace(started->takeProcess());
   try {
     started->describe(plan.setup);
     Message bridges{MessageType::bridges, {}, {}};
@@ -135,13 +133,17 @@ void BwrapSession::sendConfineRules(const GuestWriteRules &rules) {
 
 boost::json::object BwrapSession::details() const {
   boost::json::array args;
-  for (const auto &a : args_) args.emplace_back(a);
+  std::size_t mounts = 0;
+  for (const auto &a : args_) {
+    args.emplace_back(a);
+    if (a == "--bind" || a == "--ro-bind") ++mounts;
+  }
   // bwrapArgs: the sandbox as one bubblewrap command line (its own shows
   // `--args 4` where the mounts were handed over).
   return {{"bwrapPid", bwrap_ ? bwrap_->pid() : -1},
           {"bwrap", bwrapPath_},
           {"bwrapArgs", std::move(args)},
-          {"mounts", mounts_},
+          {"mounts", mounts},
           {"supervised", confined_}};
 }
 

@@ -62,7 +62,6 @@ class BwrapSession {
   std::set<std::string> pending_;  // commands sent and not yet reported
   bool destroyed_ = false;
   std::string bwrapPath_;
-  std::size_t mounts_ = 0;
   std::vector<std::string> args_;  // the plan as one command line, for details()
   bool confined_ = false;          // every command runs under Landlock and the supervisor
 };

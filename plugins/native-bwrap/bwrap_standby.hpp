@@ -43,7 +43,7 @@ class StandbyBwrap {
   // on. Throws std::runtime_error when it is gone.
   void describe(const std::vector<std::string> &setup);
 
-  BwrapProcess &process() { return process_; }
+  BwrapProcess takeProcess() { return std::move(process_); }
   UniqueFd takeControl() { return std::move(control_); }  // our end of the helper's channel
   UniqueFd takeOutput() { return std::move(output_); }    // bwrap's and the helper's stderr
 
