@@ -499,6 +499,23 @@ BOOST_AUTO_TEST_CASE(a_bubblewrap_started_ahead_runs_nothing_if_its_owner_dies) 
   BOOST_TEST((killedWithOwner || foundNothing), "status " << status);
 }
 
+BOOST_AUTO_TEST_CASE(the_empty_mask_directory_is_made_only_when_a_directory_is_masked) {
+  // An inode on the runtime directory's file system at every launch otherwise.
+  TempTree tree;
+  std::string work = tree.dir("work");
+  Loaded l;
+  l.plugin->launch(request("plain", minimalPolicy(work), tree));
+  BOOST_TEST(!std::filesystem::exists(tree.path() + "/runtime-plain/bwrap-empty"));
+  l.plugin->destroy("plain");
+  auto masked = minimalPolicy(work);
+  masked.readDeny = {tree.dir("work/secrets")};
+  l.plugin->launch(request("masked", masked, tree));
+  BOOST_TEST(std::filesystem::is_directory(tree.path() + "/runtime-masked/bwrap-empty"));
+  auto r = runIn(l, "masked", "e1", {"/bin/sh", "-c", "ls -A " + work + "/secrets | wc -l"});
+  BOOST_TEST(r.out == "0\n");
+  l.plugin->destroy("masked");
+}
+
 BOOST_AUTO_TEST_CASE(launch_failure_carries_bubblewrap_s_message) {
   TempTree tree;
   auto policy = minimalPolicy(tree.dir("work"));
