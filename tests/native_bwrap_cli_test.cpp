@@ -157,6 +157,57 @@ BOOST_AUTO_TEST_CASE(denials_become_violation_events_and_stderr_passes_through) 
              plain.err);
 }
 
+BOOST_AUTO_TEST_CASE(ctrl_c_at_a_terminal_reaches_the_command_and_not_bubblewrap) {
+  // A terminal's Ctrl-C signals the whole foreground process group. Only
+  // ccsandbox may be in it: it forwards SIGINT to the command, whose handler
+  // runs and whose status ccsandbox returns. bubblewrap in that group would
+  // die of it and take the sandbox down (status 137, "ended unexpectedly").
+  TempTree tree;
+  std::mt19937 rng{std::random_device{}()};
+  const std::string token = "1000." + std::to_string(100000 + rng() % 800000);
+  const std::string errFile = tree.path() + "/stderr";
+  pid_t job = ::fork();
+  if (job == 0) {
+    ::setpgid(0, 0);  // a job of its own, as a shell would make it
+    ::chdir(tree.path().c_str());
+    ::unsetenv("XDG_RUNTIME_DIR");
+    ::unsetenv("CCSANDBOX_PROBE_CACHE");
+    int devnull = ::open("/dev/null", O_RDWR);
+    int err = ::open(errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(devnull, 0);
+    ::dup2(devnull, 1);
+    ::dup2(err, 2);
+    ::execl(kCli.c_str(), kCli.c_str(), "run", "--", "sh", "-c",
+            ("trap 'exit 5' INT; sleep " + token + " & wait").c_str(), (char *)nullptr);
+    ::_exit(127);
+  }
+  ::setpgid(job, job);  // whichever of us runs first
+  struct Reap {
+    pid_t pid;
+    bool done = false;
+    ~Reap() {
+      if (done) return;
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reap{job};
+  std::set<pid_t> sleeps;
+  for (int i = 0; i < 1000 && sleeps.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    sleeps = pidsWithCmdline(std::string("sleep\0", 6) + token);
+  }
+  BOOST_REQUIRE_EQUAL(sleeps.size(), 1u);
+  BOOST_REQUIRE_EQUAL(::kill(-job, SIGINT), 0);
+  int status = 0;
+  BOOST_REQUIRE_EQUAL(::waitpid(job, &status, 0), job);
+  reap.done = true;
+  std::ifstream in(errFile);
+  const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 5, "status " << status << ", stderr: " << err);
+  BOOST_TEST(err.find("unexpectedly") == std::string::npos, err);
+}
+
 BOOST_AUTO_TEST_CASE(kill_9_of_ccsandbox_leaves_no_sandbox_process) {
   TempTree tree;
   // Orphans come to us, so what is left can be told apart from a zombie.

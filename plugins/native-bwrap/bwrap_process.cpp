@@ -44,7 +44,12 @@ BwrapProcess::BwrapProcess(const std::vector<std::string> &argv, int outputFd, i
   sigemptyset(&none);
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  // A process group of its own: Ctrl-C at a terminal signals the caller's
+  // foreground group, and bubblewrap in it would die of SIGINT and take the
+  // whole sandbox along; the caller forwards the signal to the command instead.
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
   int rc = posix_spawn(&pid_, cargv[0], &actions, &attr, cargv.data(), envp);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
