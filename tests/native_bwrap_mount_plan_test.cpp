@@ -182,6 +182,45 @@ BOOST_AUTO_TEST_CASE(our_tools_stay_read_only_inside_a_write_root) {
   BOOST_TEST(tools > root);
 }
 
+BOOST_AUTO_TEST_CASE(installed_tools_under_a_read_only_system_dir_need_no_bind) {
+  // /usr/libexec/ccsandbox is shown by the /usr bind as it is: one mount (and
+  // one read of bubblewrap's mount table) fewer.
+  auto in = input();
+  in.toolsDir = "/usr/libexec/ccsandbox";
+  in.helperPath = "/usr/libexec/ccsandbox/ccsandbox-bwrap-helper";
+  auto plan = planMounts(basePolicy(), in, baseFs());
+  BOOST_TEST(find3(plan.args, "--ro-bind", in.toolsDir, in.toolsDir) == -1);
+  BOOST_TEST(plan.command.front() == in.helperPath);
+  auto served = serving(replay(plan.args), in.helperPath);
+  BOOST_REQUIRE(served.has_value());
+  BOOST_TEST(served->guest == "/usr");
+  BOOST_TEST(served->readOnly);
+
+  // Anything that changes what is seen there brings the bind back, last.
+  auto masked = basePolicy();
+  masked.readDeny = {"/usr/libexec"};
+  auto nested = basePolicy();
+  nested.visible.binds = {{"/usr/libexec/ccsandbox/x", "/usr/libexec/ccsandbox/x", true}};
+  auto writable = basePolicy();
+  writable.visible.binds = {{"/usr/libexec", "/usr/libexec", false}};
+  writable.writeRoots = {"/usr/libexec"};
+  auto deniedInside = basePolicy();
+  deniedInside.readDeny = {"/usr/libexec/ccsandbox/ccsandbox-connect"};
+  for (const auto &p : {masked, nested, writable, deniedInside}) {
+    auto fs = baseFs();
+    fs.dir("/usr/libexec").dir("/usr/libexec/ccsandbox/x");
+    fs.file("/usr/libexec/ccsandbox/ccsandbox-connect");
+    auto args = planMounts(p, in, fs).args;
+    const long tools = find3(args, "--ro-bind", in.toolsDir, in.toolsDir);
+    BOOST_TEST(tools >= 0);
+    auto table = replay(args);
+    auto helper = serving(table, in.helperPath);
+    BOOST_REQUIRE(helper.has_value());
+    BOOST_TEST(helper->guest == in.toolsDir);
+    BOOST_TEST(helper->readOnly);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(binds_writable_only_under_write_roots) {
   auto p = basePolicy();
   p.visible.binds = {{"/w/repo", "/w/repo", false},  // write root

@@ -102,11 +102,12 @@ class Planner {
 
   // Each bind costs bubblewrap a read of the mount table, so our pieces take
   // as few as they can: the helper runs from the tools directory it lives in,
-  // and the two proxy sockets come as their directory when they share one
-  // (the core gives them one of their own).
+  // which needs no bind at all where the plan already shows it as it is (an
+  // installation under /usr); the two proxy sockets come as their directory
+  // when they share one (the core gives them one of their own).
   void ourPieces() {
     const std::string tools = normalise(input_.toolsDir);
-    if (!tools.empty()) args_.insert(args_.end(), {"--ro-bind", tools, tools});
+    if (!tools.empty() && !shownAsIs(tools)) args_.insert(args_.end(), {"--ro-bind", tools, tools});
     if (guestHelperPath(input_) == kGuestHelper)
       args_.insert(args_.end(), {"--ro-bind", input_.helperPath, kGuestHelper});
 
@@ -134,6 +135,19 @@ class Planner {
     };
     bridge(http, "http-proxy");
     bridge(socks, "socks-proxy");
+  }
+
+  // Host directory `p` appears at its own path, read-only, with nothing
+  // writable, masked or mounted inside it.
+  bool shownAsIs(const std::string &p) const {
+    const auto at = guestLocations(p);
+    if (std::find(at.begin(), at.end(), p) == at.end() || writableWithin(p) || hidden(p))
+      return false;
+    const auto inside = [&](const std::string &d) { return isWithin(d, p); };
+    return std::none_of(readDeny_.begin(), readDeny_.end(), inside) &&
+           std::none_of(writeDeny_.begin(), writeDeny_.end(), inside) &&
+           std::none_of(entries_.begin(), entries_.end(),
+                        [&](const Entry &e) { return e.guest != p && isWithin(e.guest, p); });
   }
 
   static bool within(const std::string &p, const std::vector<std::string> &roots) {
