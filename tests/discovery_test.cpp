@@ -6,10 +6,14 @@
 #include "ccsandbox/runtime.hpp"
 #include "egress_lists.hpp"
 #include "egress_proxies.hpp"
+#include "install_layout.hpp"
 #include "plugin_loader.hpp"
+#include "support/child_process.hpp"
 #include "support/log_capture.hpp"
 #include "support/temp_tree.hpp"
+#include "trusted_files.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 using namespace ccsandbox;
@@ -117,6 +121,52 @@ BOOST_AUTO_TEST_CASE(installed_pieces_are_found_from_the_binary_that_runs_the_co
   BOOST_TEST(fs::exists(egressListsPath()), egressListsPath());
   BOOST_TEST(fs::path(egressListsPath()).parent_path().parent_path().parent_path() == build);
   BOOST_TEST(fs::exists(connectHelperPath()), connectHelperPath());
+}
+
+BOOST_AUTO_TEST_CASE(only_programs_that_link_the_shared_core_search_a_directory_for_libraries) {
+  // Any library search path in what we ship is a directory where a library
+  // planted from inside a sandbox (a build of ccsandbox in the working copy)
+  // would be loaded by ccsandbox itself, outside any sandbox.
+  namespace fs = std::filesystem;
+  std::vector<std::string> shipped{CCSANDBOX_SHARED_CORE};
+  for (const auto &dir :
+       {fs::path(CCSANDBOX_PLUGIN_DIR), fs::path(connectHelperPath()).parent_path()})
+    for (const auto &entry : fs::directory_iterator(dir))
+      if (entry.is_regular_file()) shipped.push_back(entry.path().string());
+  BOOST_TEST_REQUIRE(shipped.size() >= 4u);  // the core, two plugins, two programs at least
+  auto searchPath = [](const std::string &file) {
+    const auto r = test::runChild({"readelf", "-d", file});
+    BOOST_TEST_REQUIRE(r.status == 0, "readelf -d " << file << ": " << r.err);
+    std::string found;
+    for (const char *tag : {"(RPATH)", "(RUNPATH)"})
+      if (auto at = r.out.find(tag); at != std::string::npos)
+        found += r.out.substr(at, r.out.find('\n', at) - at);
+    return found;
+  };
+  for (const auto &file : shipped)
+    BOOST_TEST(searchPath(file).empty(), file << ": " << searchPath(file));
+  const std::string cli = searchPath(CCSANDBOX_CLI);
+  if (CCSANDBOX_CLI_LINKS_SHARED_CORE)
+    BOOST_TEST(cli.find("[$ORIGIN/../") != std::string::npos, cli);
+  else
+    BOOST_TEST(cli.empty(), cli);
+}
+
+BOOST_AUTO_TEST_CASE(the_directory_of_a_shared_core_is_trusted_and_a_linked_in_core_adds_none) {
+  namespace fs = std::filesystem;
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  // This suite links the core's objects: no library directory to protect.
+  BOOST_TEST(sharedCoreDirectory(coreObjectPath(), self).empty());
+  const auto files = trustedFiles(only({kNoneOnly}));
+  BOOST_TEST((std::find(files.begin(), files.end(), self) != files.end()));
+  BOOST_TEST((std::find(files.begin(), files.end(), fs::path(self).parent_path().string()) ==
+              files.end()));
+  // A program that loads libccsandbox: the directory it was found in.
+  const fs::path shared = CCSANDBOX_SHARED_CORE;
+  BOOST_TEST(sharedCoreDirectory(shared.string(), self) == shared.parent_path().string());
+  // Cannot be told (the program is gone): protected rather than not.
+  BOOST_TEST(sharedCoreDirectory(shared.string(), "/nonexistent/program") ==
+             shared.parent_path().string());
 }
 
 BOOST_AUTO_TEST_CASE(no_plugin_at_all_is_not_fatal) {

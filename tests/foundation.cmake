@@ -40,7 +40,11 @@ ccsandbox_add_test(sdk_types_test SOURCES sdk_types_test.cpp LABELS foundation)
 ccsandbox_add_test(env_sanitizer_test SOURCES env_sanitizer_test.cpp LABELS foundation)
 ccsandbox_add_test(router_test SOURCES router_test.cpp LABELS foundation)
 ccsandbox_add_test(discovery_test SOURCES discovery_test.cpp support/log_capture.cpp LABELS foundation)
-add_dependencies(discovery_test ccsandbox-none ${CCSANDBOX_FIXTURE_PLUGINS})
+add_dependencies(discovery_test ccsandbox-none ccsandbox-cli ccsandbox ccsandbox-connect
+  ${CCSANDBOX_FIXTURE_PLUGINS})
+target_compile_definitions(discovery_test PRIVATE
+  CCSANDBOX_CLI_LINKS_SHARED_CORE=$<NOT:$<BOOL:${CCSANDBOX_STATIC_CORE_IN_CLI}>>
+  CCSANDBOX_SHARED_CORE="$<TARGET_FILE:ccsandbox>")
 ccsandbox_add_test(runtime_test SOURCES runtime_test.cpp support/log_capture.cpp LABELS foundation)
 add_dependencies(runtime_test ccsandbox-none ${CCSANDBOX_FIXTURE_PLUGINS})
 ccsandbox_add_test(cli_none_test SOURCES cli_none_test.cpp LABELS foundation)
@@ -50,7 +54,8 @@ add_dependencies(out_of_tree_backend_test ccsandbox-cli ccsandbox-none)
 
 # The C API through the exported library only, with a client compiled as C.
 add_executable(c_api_test c_api_test.cpp c_api_client.c)
-target_link_libraries(c_api_test PRIVATE ccsandbox Boost::unit_test_framework)
+ccsandbox_link_shared_core(c_api_test)
+target_link_libraries(c_api_test PRIVATE Boost::unit_test_framework)
 target_compile_definitions(c_api_test PRIVATE BOOST_TEST_DYN_LINK ${CCSANDBOX_TEST_DEFINITIONS})
 add_dependencies(c_api_test fixture-none-only)
 add_test(NAME c_api_test COMMAND c_api_test --report_level=short)

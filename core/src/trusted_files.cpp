@@ -38,12 +38,22 @@ std::vector<std::string> trustedFiles(const RuntimeOptions &options) {
   std::vector<std::string> files{coreObjectPath(), installedPath(CCSANDBOX_DATA_SUBDIR),
                                  installedPath(CCSANDBOX_LIBEXEC_SUBDIR), egressListsPath()};
   std::error_code ec;
-  if (auto exe = std::filesystem::read_symlink("/proc/self/exe", ec); !ec)
+  if (auto exe = std::filesystem::read_symlink("/proc/self/exe", ec); !ec) {
     files.push_back(exe.string());
+    if (auto dir = sharedCoreDirectory(coreObjectPath(), exe.string()); !dir.empty())
+      files.push_back(std::move(dir));
+  }
   for (const auto &dir : pluginSearchDirs(options))
     files.push_back(std::filesystem::absolute(dir, ec).lexically_normal().string());
   if (options.probeCacheDir) files.push_back(*options.probeCacheDir);
   return files;
+}
+
+std::string sharedCoreDirectory(const std::string &coreObject, const std::string &program) {
+  std::error_code ec;
+  // When it cannot be told (a deleted program), protect the directory.
+  if (std::filesystem::equivalent(coreObject, program, ec) && !ec) return {};
+  return std::filesystem::path(coreObject).parent_path().string();
 }
 
 }  // namespace ccsandbox

@@ -18,4 +18,11 @@ std::vector<std::string> pluginSearchDirs(const RuntimeOptions &options);
 
 std::vector<std::string> trustedFiles(const RuntimeOptions &options);
 
+// The directory of the core's object when that is a shared library rather than
+// the running program: whoever loaded it found it there through a search path
+// (ours is $ORIGIN/../lib, which also serves the library's own dependencies),
+// so a library planted in it would be loaded by the next program that loads
+// the core. Empty for a core linked into the program.
+std::string sharedCoreDirectory(const std::string &coreObject, const std::string &program);
+
 }  // namespace ccsandbox
