@@ -113,12 +113,15 @@ bool writeAll(int fd, std::string_view data) {
   return true;
 }
 
-// Forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to the command, as a shell would.
+// Forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to the command, as a shell
+// would, and takes part in job control: the command runs in a session of its
+// own inside the sandbox, so a terminal's Ctrl-Z (SIGTSTP) and `fg` (SIGCONT)
+// reach it only through us.
 class SignalForwarder {
  public:
   SignalForwarder() {
     sigemptyset(&set_);
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1}) sigaddset(&set_, s);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGCONT, SIGUSR1}) sigaddset(&set_, s);
     // Blocked before any thread exists, so every thread inherits the mask and
     // only sigwait below sees these signals. Commands start with an empty mask.
     pthread_sigmask(SIG_BLOCK, &set_, nullptr);
@@ -127,6 +130,10 @@ class SignalForwarder {
         int sig = 0;
         if (sigwait(&set_, &sig) != 0) continue;
         if (sig == SIGUSR1 && stopping_) return;
+        if (sig == SIGTSTP || sig == SIGCONT) {
+          jobControl(sig);
+          continue;
+        }
         std::lock_guard lock(mutex_);
         if (process_)
           process_->signal(sig);
@@ -157,6 +164,17 @@ class SignalForwarder {
   }
 
  private:
+  // Ctrl-Z: the command first (it may handle SIGTSTP), then this process,
+  // which SIGCONT resumes (its continuing needs no handler); SIGCONT then
+  // resumes the command. Neither ends a launch still in progress.
+  void jobControl(int sig) {
+    {
+      std::lock_guard lock(mutex_);
+      if (process_) process_->signal(sig);
+    }
+    if (sig == SIGTSTP) ::kill(::getpid(), SIGSTOP);
+  }
+
   sigset_t set_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};

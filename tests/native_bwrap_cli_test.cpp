@@ -208,6 +208,76 @@ BOOST_AUTO_TEST_CASE(ctrl_c_at_a_terminal_reaches_the_command_and_not_bubblewrap
   BOOST_TEST(err.find("unexpectedly") == std::string::npos, err);
 }
 
+// The state letter of a process ('S', 'T', ...), or 0 when it is gone.
+char stateOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() ? stat[close + 2] : 0;
+}
+
+// Waits (bounded) until `pid` is, or is no longer, stopped.
+bool becomes(pid_t pid, bool stopped) {
+  for (int i = 0; i < 500; ++i) {
+    if ((stateOf(pid) == 'T') == stopped) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+BOOST_AUTO_TEST_CASE(ctrl_z_stops_the_command_with_ccsandbox_and_fg_resumes_both) {
+  // The command runs in a session of its own inside the sandbox: a terminal's
+  // SIGTSTP and SIGCONT reach it only through ccsandbox.
+  TempTree tree;
+  std::mt19937 rng{std::random_device{}()};
+  const std::string token = "1000." + std::to_string(100000 + rng() % 800000);
+  pid_t job = ::fork();
+  if (job == 0) {
+    ::setpgid(0, 0);
+    ::chdir(tree.path().c_str());
+    ::unsetenv("XDG_RUNTIME_DIR");
+    ::unsetenv("CCSANDBOX_PROBE_CACHE");
+    int devnull = ::open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3; ++fd) ::dup2(devnull, fd);
+    ::execl(kCli.c_str(), kCli.c_str(), "run", "--", "sh", "-c", ("sleep " + token).c_str(),
+            (char *)nullptr);
+    ::_exit(127);
+  }
+  ::setpgid(job, job);
+  struct Reap {
+    pid_t pid;
+    bool done = false;
+    ~Reap() {
+      if (done) return;
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reap{job};
+  std::set<pid_t> sleeps;
+  for (int i = 0; i < 1000 && sleeps.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    sleeps = pidsWithCmdline(std::string("sleep\0", 6) + token);
+  }
+  BOOST_REQUIRE_EQUAL(sleeps.size(), 1u);
+  const pid_t sleeper = *sleeps.begin();
+
+  BOOST_REQUIRE_EQUAL(::kill(-job, SIGTSTP), 0);  // Ctrl-Z
+  int status = 0;
+  BOOST_REQUIRE_EQUAL(::waitpid(job, &status, WUNTRACED), job);
+  BOOST_TEST(WIFSTOPPED(status));
+  BOOST_TEST(becomes(sleeper, true), "the command kept running: " << stateOf(sleeper));
+
+  BOOST_REQUIRE_EQUAL(::kill(-job, SIGCONT), 0);  // fg
+  BOOST_TEST(becomes(sleeper, false), "the command stayed stopped");
+  BOOST_TEST(becomes(job, false));
+
+  BOOST_REQUIRE_EQUAL(::kill(-job, SIGINT), 0);
+  BOOST_REQUIRE_EQUAL(::waitpid(job, &status, 0), job);
+  reap.done = true;
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 128 + SIGINT, "status " << status);
+}
+
 BOOST_AUTO_TEST_CASE(kill_9_of_ccsandbox_leaves_no_sandbox_process) {
   TempTree tree;
   // Orphans come to us, so what is left can be told apart from a zombie.
