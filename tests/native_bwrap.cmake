@@ -18,7 +18,7 @@ function(native_bwrap_suite name)
 endfunction()
 
 native_bwrap_suite(native_bwrap_runtime_test)
-native_bwrap_suite(native_bwrap_plugin_test)
+native_bwrap_suite(native_bwrap_plugin_test support/log_capture.cpp)
 native_bwrap_suite(native_bwrap_cli_test)
 native_bwrap_suite(native_bwrap_supervised_test)
 ccsandbox_add_test(native_bwrap_violation_scanner_test SOURCES native_bwrap_violation_scanner_test.cpp

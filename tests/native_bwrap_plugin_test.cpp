@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "plugin_loader.hpp"
+#include "support/log_capture.hpp"
 #include "support/temp_tree.hpp"
 
 #include <fcntl.h>
@@ -416,6 +417,43 @@ BOOST_AUTO_TEST_CASE(destroy_ends_every_process_and_reports_running_commands) {
   BOOST_TEST(out.readAll().empty());                      // EOF: sleep is gone
   BOOST_TEST((::kill(bwrap, 0) != 0 && errno == ESRCH));  // reaped, not a zombie
   l.plugin->destroy("gone");                              // idempotent
+}
+
+BOOST_AUTO_TEST_CASE(a_sandbox_killed_from_outside_is_reported_once) {
+  // bubblewrap killed under a running command: the command's exit says so
+  // (and the log does not say it again); under an idle session, the log does.
+  const std::string what = "the sandbox ended unexpectedly (its helper exited)";
+  TempTree tree;
+  LogCapture log;
+  Loaded l;
+  auto details = l.plugin->launch(request("busy", minimalPolicy(tree.dir("work")), tree));
+  Pipe out, err;
+  int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ExecRequest r;
+  r.sessionId = "busy";
+  r.execId = "e1";
+  r.argv = {"sleep", "60"};
+  r.env = {{"PATH", "/usr/bin:/bin"}};
+  r.cwd = "/";
+  r.stdio = {in, out.fds[1], err.fds[1]};
+  l.plugin->exec(r);
+  ::close(in);
+  out.closeWrite();
+  err.closeWrite();
+  BOOST_REQUIRE_EQUAL(::kill(static_cast<pid_t>(details.at("bwrapPid").as_int64()), SIGKILL), 0);
+  auto exit = l.sink.exitOf("e1", std::chrono::seconds(10));
+  BOOST_REQUIRE(exit);
+  BOOST_TEST(exit->error.value_or("") == what);
+  BOOST_TEST(exit->signal.value_or(0) == SIGKILL);
+  BOOST_TEST(log.count({"busy", what}) == 0u);
+  l.plugin->destroy("busy");
+
+  auto idle = l.plugin->launch(request("idle", minimalPolicy(tree.dir("work2")), tree));
+  BOOST_REQUIRE_EQUAL(::kill(static_cast<pid_t>(idle.at("bwrapPid").as_int64()), SIGKILL), 0);
+  for (int i = 0; i < 500 && log.count({"idle", what}) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  BOOST_TEST(log.count({"session idle", what}) == 1u);
+  l.plugin->destroy("idle");
 }
 
 BOOST_AUTO_TEST_CASE(a_bubblewrap_started_ahead_is_used_let_go_or_released) {

@@ -268,7 +268,8 @@ void BwrapSession::readLoop() {
     orphaned.swap(pending_);
     destroyed = destroyed_;
   }
-  if (!destroyed)
+  // A running command's exit event says it; the log, only when none would.
+  if (!destroyed && orphaned.empty())
     events_.log(sdk::LogLevel::error,
                 "session " + sessionId_ + ": the sandbox ended unexpectedly (its helper exited)");
   for (const auto &id : orphaned)
