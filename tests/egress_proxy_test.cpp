@@ -5,9 +5,16 @@
 #define BOOST_TEST_MODULE egress_proxy
 #include <boost/test/unit_test.hpp>
 
+#include "egress_context.hpp"
 #include "egress_fixture.hpp"
 #include "support/child_process.hpp"
 #include "support/temp_tree.hpp"
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <algorithm>
+#include <optional>
 
 using namespace egress_test;
 using ccsandbox::test::runChild;
@@ -285,4 +292,26 @@ BOOST_AUTO_TEST_CASE(unix_socket_endpoints_serve_the_same_proxies) {
   BOOST_TEST(readAll(s.get()).find("hello GET /u") != std::string::npos);
   pair.proxies->stop();
   BOOST_TEST(!std::filesystem::exists(dir.path() + "/http-proxy.sock"));
+}
+
+BOOST_AUTO_TEST_CASE(the_system_resolver_keeps_the_meaning_of_its_errors) {
+  // ".invalid" never resolves (RFC 6761). Its error is the resolver's, not an
+  // errno: read as one, "host not found" (1) said "Operation not permitted".
+  namespace asio = boost::asio;
+  asio::io_context io;
+  std::optional<std::error_code> got;
+  ccsandbox::systemResolver()->resolve(
+      "ccsandbox-test.invalid", io.get_executor(),
+      [&](std::error_code ec, std::vector<asio::ip::address>) { got = ec; });
+  io.run();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_REQUIRE(*got);
+  const std::error_code resolverErrors[] = {
+      static_cast<std::error_code>(boost::system::error_code(asio::error::host_not_found)),
+      static_cast<std::error_code>(
+          boost::system::error_code(asio::error::host_not_found_try_again)),
+      static_cast<std::error_code>(boost::system::error_code(asio::error::no_data))};
+  BOOST_TEST(std::find(std::begin(resolverErrors), std::end(resolverErrors), *got) !=
+                 std::end(resolverErrors),
+             got->category().name() << " " << got->value() << ": " << got->message());
 }

@@ -21,8 +21,9 @@ class SystemResolver final : public EgressResolver {
                                            asio::ip::tcp::resolver::results_type results) {
           std::vector<asio::ip::address> out;
           for (const auto &r : results) out.push_back(r.endpoint().address());
-          done(ec ? std::error_code(ec.value(), std::system_category()) : std::error_code(),
-               std::move(out));
+          // Converted with its category: a resolver's codes are not errno
+          // values (host_not_found is 1, which errno would call EPERM).
+          done(static_cast<std::error_code>(ec), std::move(out));
         });
   }
 };
