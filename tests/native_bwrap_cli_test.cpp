@@ -157,6 +157,49 @@ BOOST_AUTO_TEST_CASE(denials_become_violation_events_and_stderr_passes_through) 
              plain.err);
 }
 
+BOOST_AUTO_TEST_CASE(the_network_bridge_outlasts_a_command_that_holds_every_descriptor) {
+  // The command opens connection after connection to the bridge on loopback
+  // and keeps them, until the helper (pid 1) has no descriptor left to accept
+  // with. The helper must then wait rather than retry at full speed (the
+  // queued connection keeps its listener readable): its CPU time over a
+  // second stays far below the second a spinning loop burns. Once the command
+  // lets go, the bridge serves again.
+  TempTree tree;
+  {
+    std::ofstream script(tree.path() + "/hold.py");
+    script << R"py(import os, socket, resource, time
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+port = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])
+held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(400)]
+time.sleep(0.5)
+def ticks():
+    f = open("/proc/1/stat").read().rsplit(")", 1)[1].split()
+    return int(f[11]) + int(f[12])
+t0 = ticks()
+time.sleep(1.0)
+t1 = ticks()
+print("ticks", t1 - t0, "per", os.sysconf("SC_CLK_TCK"))
+for c in held:
+    c.close()
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+s.sendall(b"GET http://refused.invalid/ HTTP/1.1\r\nHost: refused.invalid\r\n\r\n")
+print(s.recv(12).decode())
+)py";
+  }
+  // 256 descriptors for ccsandbox and so for the helper (it inherits them):
+  // 400 relayed connections need 800.
+  ChildOptions o;
+  o.cwd = tree.path();
+  o.unsetEnv = {"CC_SERVER_SANDBOX", "CCSANDBOX_PLUGIN_PATH", "XDG_RUNTIME_DIR"};
+  auto r = runChild({"sh", "-c", "ulimit -Sn 256 && exec \"$0\" run -- python3 hold.py", kCli}, o);
+  BOOST_REQUIRE_MESSAGE(r.status == 0, r.err);
+  int ticks = -1, perSecond = 0;
+  BOOST_REQUIRE(std::sscanf(r.out.c_str(), "ticks %d per %d", &ticks, &perSecond) == 2);
+  BOOST_TEST(ticks < perSecond / 4, ticks << " of " << perSecond << " ticks: pid 1 spins");
+  BOOST_TEST(r.out.find("HTTP/1.1 403") != std::string::npos, r.out);
+}
+
 BOOST_AUTO_TEST_CASE(ctrl_c_at_a_terminal_reaches_the_command_and_not_bubblewrap) {
   // A terminal's Ctrl-C signals the whole foreground process group. Only
   // ccsandbox may be in it: it forwards SIGINT to the command, whose handler

@@ -69,6 +69,7 @@ LoopbackBridge::LoopbackBridge(asio::io_context &io, const std::string &host, in
     : io_(io),
       acceptor_(io, asio::ip::tcp::endpoint(asio::ip::make_address(host),
                                             static_cast<unsigned short>(port))),
+      retry_(io),
       unixSocket_(std::move(unixSocket)) {}
 
 void LoopbackBridge::start() {
@@ -79,14 +80,39 @@ void LoopbackBridge::acceptNext() {
   acceptor_.async_accept([this](error_code ec, asio::ip::tcp::socket tcp) {
     if (ec == asio::error::operation_aborted) return;
     if (!ec) {
-      asio::local::stream_protocol::socket unix(io_);
-      error_code cec;
-      unix.connect(asio::local::stream_protocol::endpoint(unixSocket_), cec);
-      // A proxy that is gone: the client sees its connection closed.
-      if (!cec) std::make_shared<Relay>(std::move(tcp), std::move(unix))->start();
+      relay(std::move(tcp));
+      return acceptNext();
     }
-    acceptNext();
+    // A client that gave up before we took it: the next one.
+    if (ec == asio::error::connection_aborted || ec == asio::error::interrupted ||
+        ec == asio::error::try_again)
+      return acceptNext();
+    // Out of descriptors (the sandbox holds many connections open) or memory:
+    // the connection stays queued and the listener stays readable, so trying
+    // again at once would spin pid 1 at full speed. Likewise for any error
+    // this loop does not expect.
+    acceptLater();
   });
+}
+
+void LoopbackBridge::acceptLater() {
+  retry_.expires_after(std::chrono::milliseconds(50));
+  retry_.async_wait([this](error_code ec) {
+    if (!ec) acceptNext();
+  });
+}
+
+void LoopbackBridge::relay(asio::ip::tcp::socket tcp) {
+  // Asynchronous: a proxy with a full backlog must not stall pid 1's loop,
+  // which also serves the control channel.
+  auto unix = std::make_shared<asio::local::stream_protocol::socket>(io_);
+  auto client = std::make_shared<asio::ip::tcp::socket>(std::move(tcp));
+  unix->async_connect(asio::local::stream_protocol::endpoint(unixSocket_),
+                      [unix, client](error_code ec) {
+                        // A proxy that is gone: the client sees its connection closed.
+                        if (!ec)
+                          std::make_shared<Relay>(std::move(*client), std::move(*unix))->start();
+                      });
 }
 
 BridgeSpec parseBridgeSpec(const std::string &text) {

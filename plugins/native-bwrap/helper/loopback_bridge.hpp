@@ -6,6 +6,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <memory>
 #include <string>
@@ -21,9 +22,12 @@ class LoopbackBridge {
 
  private:
   void acceptNext();
+  void acceptLater();
+  void relay(boost::asio::ip::tcp::socket tcp);
 
   boost::asio::io_context &io_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer retry_;
   std::string unixSocket_;
 };
 
