@@ -294,6 +294,26 @@ BOOST_AUTO_TEST_CASE(unix_socket_endpoints_serve_the_same_proxies) {
   BOOST_TEST(!std::filesystem::exists(dir.path() + "/http-proxy.sock"));
 }
 
+BOOST_AUTO_TEST_CASE(a_socket_directory_longer_than_a_socket_address_allows_still_works) {
+  // A long TMPDIR puts the session's sockets beyond the 108 bytes of a
+  // sockaddr_un: they are bound (and reached here) through the directory.
+  ccsandbox::test::TempTree tree;
+  const std::string dir = tree.dir(std::string(120, 'd'));
+  LoopbackServer server(LoopbackServer::Kind::http);
+  ProxyPair pair({"127.0.0.1:" + port(server.port())}, {}, {}, dir);
+  BOOST_TEST(pair.proxies->httpSocket() == dir + "/http-proxy.sock");
+  BOOST_TEST(std::filesystem::is_socket(pair.proxies->httpSocket()));
+  BOOST_TEST(std::filesystem::is_socket(pair.proxies->socksSocket()));
+  ccsandbox::UniqueFd parent(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  BOOST_REQUIRE(parent);
+  auto fd = connectUnix("/proc/self/fd/" + std::to_string(parent.get()) + "/http-proxy.sock");
+  sendAll(fd.get(), "GET http://127.0.0.1:" + port(server.port()) +
+                        "/long HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  BOOST_TEST(readAll(fd.get()).find("hello GET /long") != std::string::npos);
+  pair.proxies->stop();
+  BOOST_TEST(!std::filesystem::exists(dir + "/http-proxy.sock"));
+}
+
 BOOST_AUTO_TEST_CASE(the_system_resolver_keeps_the_meaning_of_its_errors) {
   // ".invalid" never resolves (RFC 6761). Its error is the resolver's, not an
   // errno: read as one, "host not found" (1) said "Operation not permitted".

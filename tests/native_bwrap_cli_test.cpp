@@ -200,6 +200,17 @@ print(s.recv(12).decode())
   BOOST_TEST(r.out.find("HTTP/1.1 403") != std::string::npos, r.out);
 }
 
+BOOST_AUTO_TEST_CASE(a_long_tmpdir_still_gets_a_working_network_bridge) {
+  // The session's proxy sockets live under TMPDIR; a long one puts them past
+  // the 108 bytes of a socket address.
+  TempTree tree;
+  const std::string tmp = tree.dir(std::string(100, 't'));
+  auto r = cli({"run", "--", "curl", "-sS", "--max-time", "20", "http://refused.invalid/"},
+               tree.path(), {{"TMPDIR", tmp}});
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(r.out.find("refused.invalid:80 refused") != std::string::npos, r.out << r.err);
+}
+
 BOOST_AUTO_TEST_CASE(ctrl_c_at_a_terminal_reaches_the_command_and_not_bubblewrap) {
   // A terminal's Ctrl-C signals the whole foreground process group. Only
   // ccsandbox may be in it: it forwards SIGINT to the command, whose handler

@@ -2,6 +2,7 @@
 
 #include "ccsandbox/effective_policy.hpp"
 #include "ccsandbox/logging.hpp"
+#include "ccsandbox/unique_fd.hpp"
 #include "http_proxy.hpp"
 #include "socks5_proxy.hpp"
 
@@ -12,12 +13,15 @@
 #include <boost/asio/strand.hpp>
 #include "install_layout.hpp"
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <system_error>
 
 namespace ccsandbox {
 
@@ -160,9 +164,21 @@ EgressProxies::EgressProxies(asio::io_context &io, EgressProxyOptions options)
     return asio::generic::stream_protocol::endpoint(
         asio::ip::tcp::endpoint(asio::ip::address_v4::loopback(), port));
   };
-  auto unixAt = [](const std::string &path) {
+  // A path longer than sockaddr_un allows (a long TMPDIR) is bound through its
+  // directory's descriptor: /proc/self/fd/N/<name> is short and names the same
+  // place. The descriptors stay open until the sockets are bound.
+  std::vector<UniqueFd> dirs;
+  auto unixAt = [&dirs](const std::string &path) {
     ::unlink(path.c_str());
-    return asio::generic::stream_protocol::endpoint(asio::local::stream_protocol::endpoint(path));
+    std::string name = path;
+    if (path.size() >= sizeof(sockaddr_un::sun_path)) {
+      const std::string dir = path.substr(0, path.rfind('/'));
+      UniqueFd fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+      if (!fd) throw std::system_error(errno, std::generic_category(), "cannot open " + dir);
+      name = "/proc/self/fd/" + std::to_string(fd.get()) + path.substr(dir.size());
+      dirs.push_back(std::move(fd));
+    }
+    return asio::generic::stream_protocol::endpoint(asio::local::stream_protocol::endpoint(name));
   };
   auto add = [&](const asio::generic::stream_protocol::endpoint &ep, Listener::Serve serve) {
     listeners_.push_back(std::make_shared<Listener>(io, ep, context_, serve));
