@@ -211,6 +211,34 @@ BOOST_AUTO_TEST_CASE(a_long_tmpdir_still_gets_a_working_network_bridge) {
   BOOST_TEST(r.out.find("refused.invalid:80 refused") != std::string::npos, r.out << r.err);
 }
 
+BOOST_AUTO_TEST_CASE(a_program_in_the_workspace_is_refused_with_the_way_to_allow_it) {
+  // Exec from a write root is blocked (Landlock) unless an execGrantRoots
+  // entry reopens it; the refusal says so instead of a bare EACCES.
+  TempTree tree;
+  const std::string work = std::filesystem::canonical(tree.path()).string();
+  {
+    std::ofstream script(work + "/build.sh");
+    script << "#!/bin/sh\necho built\n";
+  }
+  std::filesystem::permissions(work + "/build.sh", std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::add);
+  auto refused = cli({"run", "--", "./build.sh"}, work);
+  BOOST_TEST(refused.status == 126);
+  BOOST_TEST(refused.err.find("./build.sh: Permission denied (programs in the writable " + work) !=
+                 std::string::npos,
+             refused.err);
+  BOOST_TEST(refused.err.find("--exec-grant " + work + ")") != std::string::npos, refused.err);
+  auto granted = cli({"run", "--exec-grant", work, "--", "./build.sh"}, work);
+  BOOST_TEST(granted.status == 0, granted.err);
+  BOOST_TEST(granted.out == "built\n");
+  // A file that is not executable at all gets no such hint.
+  std::filesystem::permissions(work + "/build.sh", std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::remove);
+  auto plain = cli({"run", "--exec-grant", work, "--", "./build.sh"}, work);
+  BOOST_TEST(plain.status == 126);
+  BOOST_TEST(plain.err.find("exec-grant") == std::string::npos, plain.err);
+}
+
 BOOST_AUTO_TEST_CASE(ctrl_c_at_a_terminal_reaches_the_command_and_not_bubblewrap) {
   // A terminal's Ctrl-C signals the whole foreground process group. Only
   // ccsandbox may be in it: it forwards SIGINT to the command, whose handler

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <iostream>
@@ -69,8 +70,29 @@ ConfinementHooks CommandConfinement::prepareLaunch(const std::string &execId) {
     }
     serve(execId, std::move(listener));
   };
+  if (rules_.execBlockWritableRoots && confinement_->landlock().active())
+    hooks.whyExecDenied = [this](const std::string &program) { return execRefusal(program); };
   // The hooks are copied by the launcher's caller only while `launch` lives.
   return hooks;
+}
+
+std::string CommandConfinement::execRefusal(const std::string &program) const {
+  auto beneath = [&](const std::string &root) {
+    return program.size() > root.size() && program.compare(0, root.size(), root) == 0 &&
+           (root == "/" || program[root.size()] == '/');
+  };
+  if (program.empty() ||
+      std::any_of(rules_.execGrantRoots.begin(), rules_.execGrantRoots.end(), beneath))
+    return {};
+  // The innermost write root holding it: the narrowest grant that would do.
+  std::string root;
+  for (const auto &r : rules_.writeRoots)
+    if (beneath(r) && r.size() > root.size()) root = r;
+  if (root.empty()) return {};
+  return "programs in the writable " + root +
+         " do not run in this sandbox unless an execGrantRoots entry covers them: "
+         "ccsandbox run --exec-grant " +
+         root;
 }
 
 void CommandConfinement::serve(const std::string &execId, UniqueFd listener) {

@@ -58,6 +58,9 @@ class CommandConfinement {
     std::thread thread;
   };
   void serve(const std::string &execId, UniqueFd listener);
+  // Why exec of `program` is refused by the rules (a write root without a
+  // grant), for the user; empty when the rules do not refuse it.
+  std::string execRefusal(const std::string &program) const;
 
   boost::asio::io_context &io_;
   const confine::ConfineRules rules_;

@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 extern char **environ;
 
@@ -49,6 +50,24 @@ std::vector<std::string> pathCandidates(const LaunchSpec &spec) {
     start = end + 1;
   }
   return out;
+}
+
+// The absolute path of the program the child tried first: the command's path,
+// or the first executable regular file among the candidates (the helper sees
+// what the child saw, without the child's Landlock). Empty when none is found.
+std::string programTried(const LaunchSpec &spec) {
+  const std::filesystem::path cwd = spec.cwd.empty() ? "/" : spec.cwd;
+  auto absolute = [&](const std::string &p) { return (cwd / p).lexically_normal().string(); };
+  const std::string &name = spec.argv.front();
+  if (name.find('/') != std::string::npos) return absolute(name);
+  for (const auto &c : pathCandidates(spec)) {
+    const std::string path = absolute(c);
+    struct stat st {};
+    if (::faccessat(AT_FDCWD, path.c_str(), X_OK, AT_EACCESS) == 0 &&
+        ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      return path;
+  }
+  return {};
 }
 
 // Runs in the forked child of a multi-threaded helper (supervisor threads):
@@ -161,6 +180,9 @@ LaunchResult launchCommand(const LaunchSpec &spec, const ConfinementHooks &hooks
       result.error =
           name + (report.error == ENOENT ? std::string(": command not found")
                                          : ": " + std::string(std::strerror(report.error)));
+      if (report.error == EACCES && hooks.whyExecDenied)
+        if (auto why = hooks.whyExecDenied(programTried(spec)); !why.empty())
+          result.error += " (" + why + ")";
       break;
     case Stage::chdir:
       result.exitCode = 126;

@@ -34,6 +34,10 @@ struct ConfinementHooks {
   std::function<int()> beforeExec;
   // In the helper, with the child's pid, right after fork.
   std::function<void(pid_t child)> afterFork;
+  // In the helper, when the exec was refused (EACCES): given the absolute
+  // path of the program the child tried, why the confinement refuses it, or
+  // empty when it does not.
+  std::function<std::string(const std::string &program)> whyExecDenied;
 };
 
 struct LaunchResult {
