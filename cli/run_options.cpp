@@ -156,6 +156,11 @@ LaunchOptions buildLaunchOptions(const RunOptions &o, const std::string &workdir
     }
     if (!spec.guestWorkdir) spec.guestWorkdir = workdir;
   } else {
+    if (workdir == "/")
+      throw UsageError(
+          "the working directory is /: it would be the sandbox's writable bind, "
+          "the whole host file system; run from a project directory or pass "
+          "--workdir DIR");
     spec.bindMounts.push_back({workdir, workdir, false});
     spec.guestWorkdir = workdir;
   }

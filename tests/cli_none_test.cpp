@@ -86,6 +86,19 @@ BOOST_AUTO_TEST_CASE(workdir_is_the_commands_cwd) {
   BOOST_CHECK_EQUAL(r.out, tree.path() + "\n");
 }
 
+BOOST_AUTO_TEST_CASE(the_root_directory_is_no_workspace) {
+  // Run from /, the default writable bind would be the whole file system.
+  test::ChildOptions o;
+  o.cwd = "/";
+  auto r = cli({"run", "--", "true"}, o);
+  BOOST_TEST(r.status == 125);
+  BOOST_TEST(r.err.find("the working directory is /") != std::string::npos, r.err);
+  BOOST_TEST(r.err.find("--workdir DIR") != std::string::npos, r.err);
+  test::TempTree tree;
+  r = cli({"run", "--backend", "none", "--workdir", tree.path(), "--", "pwd"}, o);
+  BOOST_TEST(r.status == 0, r.err);
+}
+
 BOOST_AUTO_TEST_CASE(a_timeout_ends_a_group_that_ignores_sigterm) {
   test::TempTree tree;
   std::string events = tree.path() + "/events.jsonl";

@@ -311,6 +311,37 @@ BOOST_AUTO_TEST_CASE(relative_and_colliding_paths_are_refused) {
   BOOST_TEST(refusal(host, egress).find("egressAllowlist[0]") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(binds_over_what_the_sandbox_keeps_for_itself_are_refused) {
+  FakeHost host;
+  struct Case {
+    SandboxBindMount bind;
+    std::string field, says;
+  };
+  const std::vector<Case> cases{
+      {{"/", "/", false}, "bindMounts[0].hostPath", "whole host file system"},
+      {{"/", "/host", true}, "bindMounts[0].hostPath", "whole host file system"},
+      {{"/proc", "/hostproc", true}, "bindMounts[0].hostPath", "host's processes"},
+      {{"/proc/1/root", "/x", true}, "bindMounts[0].hostPath", "host's processes"},
+      {{kHome + "/w", "/", false}, "bindMounts[0].guestPath", "sandbox's own root"},
+      {{kHome + "/w", "/proc/x", false}, "bindMounts[0].guestPath", "sandbox's own /proc"},
+      {{kHome + "/w", "/dev", false}, "bindMounts[0].guestPath", "sandbox's own /dev"},
+  };
+  for (const auto &c : cases) {
+    SandboxSpec spec;
+    spec.bindMounts.push_back(c.bind);
+    const std::string why = refusal(host, spec);
+    BOOST_TEST(why.find(c.field) != std::string::npos, why);
+    BOOST_TEST(why.find(c.says) != std::string::npos, why);
+  }
+  SandboxSpec runner = repoSpec();
+  runner.runnerStateDirs = {"/"};
+  BOOST_TEST(refusal(host, runner).find("runnerStateDirs[0]") != std::string::npos);
+  // Near misses are ordinary binds.
+  SandboxSpec near = repoSpec();
+  near.bindMounts.push_back({"/procfs-notes", "/devices", true});
+  BOOST_TEST(refusal(host, near) == "(compiled)");
+}
+
 BOOST_AUTO_TEST_CASE(read_only_bind_inside_a_write_root_stays_read_only) {
   FakeHost host;
   host.tree.dir("home/user/work/repo/third_party");

@@ -39,6 +39,28 @@ std::string hostPath(const std::string &field, const std::string &value, bool al
   return lexicallyNormal(expandHome(value, home));
 }
 
+// A bind's paths, against what a sandbox keeps for itself. The whole host
+// file system as one bind would leave nothing outside it (and, writable,
+// nothing read-only); the sandbox's root, /proc and /dev are its own; a view of
+// the host's /proc would show the host's processes, which the pid namespace hides.
+void refuseReservedBind(const std::string &field, const std::string &host,
+                        const std::string &guest) {
+  auto within = [](const std::string &p, const std::string &root) {
+    return p == root || p.rfind(root + "/", 0) == 0;
+  };
+  if (host == "/")
+    throw UsageError(field +
+                     ".hostPath: \"/\" is the whole host file system; bind the "
+                     "directories the command needs instead");
+  if (within(host, "/proc"))
+    throw UsageError(field + ".hostPath: " + host +
+                     " would show the host's processes inside the sandbox");
+  if (guest == "/") throw UsageError(field + ".guestPath: \"/\" is the sandbox's own root");
+  for (const char *own : {"/proc", "/dev"})
+    if (within(guest, own))
+      throw UsageError(field + ".guestPath: " + guest + " is inside the sandbox's own " + own);
+}
+
 // A write root or bind, remembered with the field it came from for error messages.
 struct Source {
   std::string field;
@@ -197,12 +219,14 @@ EffectivePolicy compilePolicy(const SandboxSpec &spec, LaunchKind kind, const Ho
     std::string h = hostPath(field + ".hostPath", b.hostPath, false, home);
     std::string g =
         b.guestPath.empty() ? h : hostPath(field + ".guestPath", b.guestPath, false, home);
+    refuseReservedBind(field, h, g);
     binds.push_back({{field + ".hostPath", h}, {h, g, b.readOnly || !bindsWritable}});
   }
   // Runner state dirs are writable in every mode; a bind of the same path becomes writable.
   for (std::size_t i = 0; i < spec.runnerStateDirs.size(); ++i) {
     std::string field = "runnerStateDirs[" + std::to_string(i) + "]";
     std::string d = hostPath(field, spec.runnerStateDirs[i], true, home);
+    refuseReservedBind(field, d, d);
     bool merged = false;
     for (auto &[src, m] : binds)
       if (m.hostPath == d && m.guestPath == d) {
