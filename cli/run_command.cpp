@@ -239,7 +239,16 @@ int runCommand(const std::vector<std::string> &argv) {
     }
   };
 
+  // The seed's fallback for agent launches: no native backend, no sandbox.
+  // Never silently: the user asked for none, turned the sandbox off, or is
+  // told here. (A terminal runs unsandboxed by default by its own rules.)
+  const bool fellBack = o.launch.backend == RequestedBackend::automatic && !o.launch.plugin &&
+                        o.launch.kind != LaunchKind::terminal &&
+                        runtime.sandboxSwitch() == SandboxSwitch::on;
   auto session = runtime.launch(std::move(launch));
+  if (fellBack && session->handle().backend == SandboxBackend::none)
+    std::cerr << "ccsandbox: warning: " << runtime.startupLine()
+              << "; the command runs WITHOUT isolation (--backend native refuses instead)\n";
   if (int sig = forwarder.pending()) {
     session->destroy();
     return 128 + sig;

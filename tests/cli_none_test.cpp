@@ -99,6 +99,28 @@ BOOST_AUTO_TEST_CASE(the_root_directory_is_no_workspace) {
   BOOST_TEST(r.status == 0, r.err);
 }
 
+BOOST_AUTO_TEST_CASE(falling_back_to_no_sandbox_is_never_silent) {
+  // No bubblewrap on PATH: the automatic route runs the command unsandboxed
+  // (the seed's fallback) and says so; asking for none does not warn, asking
+  // for native refuses.
+  test::TempTree tree;
+  test::ChildOptions o;
+  o.cwd = tree.path();
+  o.setEnv = {{"PATH", tree.path() + "/no-bin"}, {"CCSANDBOX_PROBE_CACHE", "off"}};
+  auto fellBack = cli({"run", "--", "/bin/true"}, o);
+  BOOST_TEST(fellBack.status == 0, fellBack.err);
+  BOOST_TEST(fellBack.err.find("ccsandbox: warning: no OS-native agent sandbox on this host") == 0u,
+             fellBack.err);
+  BOOST_TEST(fellBack.err.find("WITHOUT isolation") != std::string::npos, fellBack.err);
+  auto asked = cli({"run", "--backend", "none", "--", "/bin/true"}, o);
+  BOOST_TEST(asked.status == 0, asked.err);
+  BOOST_TEST(asked.err.empty(), asked.err);
+  auto off = cli({"run", "--sandbox", "off", "--", "/bin/true"}, o);
+  BOOST_TEST(off.err.empty(), off.err);
+  auto native = cli({"run", "--backend", "native", "--", "/bin/true"}, o);
+  BOOST_TEST(native.status == 125);
+}
+
 BOOST_AUTO_TEST_CASE(a_timeout_ends_a_group_that_ignores_sigterm) {
   test::TempTree tree;
   std::string events = tree.path() + "/events.jsonl";
