@@ -11,8 +11,9 @@ namespace ccsandbox::cli {
 const char *const kLaunchOptionsHelp = R"(launch options (shared by `run` and `policy`):
   --backend auto|native|none|microvm
                         auto (default) follows agent-dispatch routing: native
-                        where a native backend probed available, else none.
-                        An explicit backend that cannot be used is refused.
+                        where a native backend probed available, else none
+                        (with a warning). An explicit backend that cannot be
+                        used is refused.
   --sandbox on|off      off runs without a sandbox (an explicit opt-out);
                         default: CC_SERVER_SANDBOX, else on
   --plugin NAME         use this plugin (see `ccsandbox plugins`) instead of
