@@ -5,8 +5,11 @@
 #include "ccsandbox/runtime.hpp"
 #include "commands.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 
@@ -45,9 +48,19 @@ or the launch was refused; 126 when the command cannot be executed; 127 when
 it is not found.
 )";
 
+// A standard stream the caller closed would take the number of our next open
+// (a lock file, a socket): the command would read from it, or its output land
+// in it. Such a stream is /dev/null instead, as for a daemon.
+void openClosedStandardStreams() {
+  for (int fd = 0; fd < 3; ++fd)
+    if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+      ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);  // the lowest free number: fd
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
+  openClosedStandardStreams();
   std::vector<std::string> args(argv + 1, argv + argc);
   // A reader that goes away is an EPIPE each command handles, never our death.
   ::signal(SIGPIPE, SIG_IGN);

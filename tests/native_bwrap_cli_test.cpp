@@ -239,6 +239,26 @@ BOOST_AUTO_TEST_CASE(a_program_in_the_workspace_is_refused_with_the_way_to_allow
   BOOST_TEST(plain.err.find("exec-grant") == std::string::npos, plain.err);
 }
 
+BOOST_AUTO_TEST_CASE(closed_standard_streams_are_empty_not_ours) {
+  // A closed stdin used to be the number of one of ccsandbox's own pipes,
+  // which the command then read from (cat waited forever); a closed stdout,
+  // the number of a file or socket of ours that its output would go into.
+  TempTree tree;
+  ChildOptions o;
+  o.cwd = tree.path();
+  o.unsetEnv = {"CC_SERVER_SANDBOX", "CCSANDBOX_PLUGIN_PATH", "XDG_RUNTIME_DIR"};
+  o.limit = std::chrono::seconds(30);
+  auto in = runChild({"sh", "-c", "exec \"$0\" run -- sh -c 'cat; echo done' <&-", kCli}, o);
+  BOOST_TEST(!in.timedOut);
+  BOOST_TEST(in.status == 0, in.err);
+  BOOST_TEST(in.out == "done\n");
+  auto out = runChild(
+      {"sh", "-c", "\"$0\" run -- sh -c 'echo out; echo err >&2' >&-; echo status $?", kCli}, o);
+  BOOST_TEST(!out.timedOut);
+  BOOST_TEST(out.out == "status 0\n", out.out);
+  BOOST_TEST(out.err == "err\n", out.err);
+}
+
 BOOST_AUTO_TEST_CASE(ctrl_c_at_a_terminal_reaches_the_command_and_not_bubblewrap) {
   // A terminal's Ctrl-C signals the whole foreground process group. Only
   // ccsandbox may be in it: it forwards SIGINT to the command, whose handler
