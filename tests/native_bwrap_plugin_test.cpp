@@ -419,6 +419,23 @@ BOOST_AUTO_TEST_CASE(destroy_ends_every_process_and_reports_running_commands) {
   l.plugin->destroy("gone");                              // idempotent
 }
 
+BOOST_AUTO_TEST_CASE(a_command_line_larger_than_a_socket_buffer_reaches_the_helper_whole) {
+  // 1.5 MB of arguments: the exec message reaches the helper's non-blocking
+  // end in pieces (the helper used to take the first EAGAIN for an error and
+  // end the sandbox), and the command sees every byte.
+  TempTree tree;
+  Loaded l;
+  l.plugin->launch(request("big", minimalPolicy(tree.dir("work")), tree));
+  std::vector<std::string> argv{"/bin/sh", "-c", "printf '%s' \"$*\" | wc -c", "sh"};
+  for (int i = 0; i < 12; ++i) argv.push_back(std::string(125000, static_cast<char>('a' + i)));
+  auto r = runIn(l, "big", "e1", argv);
+  BOOST_TEST(r.exit.exitCode.value_or(-1) == 0, r.err);
+  BOOST_TEST(std::stol(r.out) == 12L * 125000 + 11, r.out);  // joined with spaces
+  // The session is still there for the next command.
+  BOOST_TEST(runIn(l, "big", "e2", {"/bin/true"}).exit.exitCode.value_or(-1) == 0);
+  l.plugin->destroy("big");
+}
+
 BOOST_AUTO_TEST_CASE(a_sandbox_killed_from_outside_is_reported_once) {
   // bubblewrap killed under a running command: the command's exit says so
   // (and the log does not say it again); under an idle session, the log does.

@@ -1,5 +1,6 @@
 #include "control_channel.hpp"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -28,12 +29,25 @@ void closeAll(std::vector<int> &fds) {
   fds.clear();
 }
 
+// On a non-blocking socket (the helper's, driven by its event loop) a message
+// larger than the socket's buffer arrives, or leaves, in pieces: wait for the
+// next one rather than take EAGAIN for an error. True when the call should be
+// retried.
+bool waitedFor(int fd, short events) {
+  if (errno == EINTR) return true;
+  if (errno != EAGAIN && errno != EWOULDBLOCK) return false;
+  pollfd p{fd, events, 0};
+  while (::poll(&p, 1, -1) < 0)
+    if (errno != EINTR) return false;
+  return true;
+}
+
 // Reads exactly `size` bytes; false on end of stream before the first byte.
 bool readFull(int fd, char *buf, std::size_t size) {
   std::size_t got = 0;
   while (got < size) {
     ssize_t n = ::read(fd, buf + got, size - got);
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && waitedFor(fd, POLLIN)) continue;
     if (n < 0) throw std::system_error(errno, std::generic_category(), "control channel read");
     if (n == 0) {
       if (got == 0) return false;
@@ -83,7 +97,7 @@ void sendMessage(int fd, const Message &message) {
       std::memcpy(CMSG_DATA(c), message.fds.data(), sizeof(int) * message.fds.size());
     }
     ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && waitedFor(fd, POLLOUT)) continue;
     if (n < 0) throw std::system_error(errno, std::generic_category(), "control channel send");
     fdsSent = true;  // the fds travel with the first byte
     sent += static_cast<std::size_t>(n);
@@ -104,7 +118,7 @@ bool receiveMessage(int fd, Message &message) {
     msg.msg_control = control;
     msg.msg_controllen = sizeof control;
     ssize_t n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && waitedFor(fd, POLLIN)) continue;
     if (n < 0) {
       closeAll(message.fds);
       throw std::system_error(errno, std::generic_category(), "control channel receive");
