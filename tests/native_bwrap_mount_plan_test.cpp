@@ -221,6 +221,59 @@ BOOST_AUTO_TEST_CASE(installed_tools_under_a_read_only_system_dir_need_no_bind) 
   }
 }
 
+BOOST_AUTO_TEST_CASE(our_tools_go_apart_where_their_path_shows_something_else) {
+  // A bind at guest /w shows another host directory there; our tools, built
+  // under the host's /w, would get their mount point made inside that bind
+  // (in /srv/other on the host, or failing on a read-only one). They go to a
+  // place of their own, and what names them follows.
+  auto in = input();
+  in.toolsDir = "/w/build/libexec";
+  in.helperPath = "/w/build/libexec/ccsandbox-bwrap-helper";
+  const std::string guestTools = kGuestToolsDir;
+  auto check = [&](EffectivePolicy p, const std::string &why) {
+    BOOST_TEST_CONTEXT(why) {
+      p.env = {{"GIT_SSH_COMMAND",
+                "ssh -o 'ProxyCommand=/w/build/libexec/ccsandbox-connect --socks5 x %h %p'"}};
+      auto plan = planMounts(p, in, baseFs());
+      BOOST_TEST(find3(plan.args, "--ro-bind", in.toolsDir, guestTools) >= 0);
+      BOOST_TEST(find3(plan.args, "--ro-bind", in.toolsDir, in.toolsDir) == -1);
+      BOOST_TEST(plan.command.front() == guestTools + "/ccsandbox-bwrap-helper");
+      BOOST_TEST(find3(plan.args, "--setenv", "GIT_SSH_COMMAND",
+                       "ssh -o 'ProxyCommand=" + guestTools +
+                           "/ccsandbox-connect --socks5 x %h %p'") >= 0);
+      auto served = serving(replay(plan.args), plan.command.front());
+      BOOST_REQUIRE(served.has_value());
+      BOOST_TEST(served->guest == guestTools);
+      BOOST_TEST(served->readOnly);
+    }
+  };
+  auto other = basePolicy();
+  other.visible.binds = {{"/srv/other", "/w", false}};
+  other.writeRoots = {"/srv/other"};
+  check(other, "a writable bind at /w");
+  auto readOnly = basePolicy();
+  readOnly.visible.binds = {{"/srv/other", "/w", true}};
+  check(readOnly, "a read-only bind at /w");
+  // Under the sandbox's /tmp, which is the session's temp dir.
+  auto tmp = basePolicy();
+  tmp.visible.privateTmp = true;
+  tmp.tempDir = "/run/rt/tmp";
+  tmp.writeRoots = {"/run/rt/tmp"};
+  in.toolsDir = "/tmp/ccs/libexec";
+  in.helperPath = "/tmp/ccs/libexec/ccsandbox-bwrap-helper";
+  auto plan = planMounts(tmp, in, baseFs());
+  BOOST_TEST(find3(plan.args, "--ro-bind", in.toolsDir, guestTools) >= 0);
+  // Where the path is free (bubblewrap's own root) or shows the tools
+  // themselves, they stay at their own path.
+  in.toolsDir = "/w/build/libexec";
+  in.helperPath = "/w/build/libexec/ccsandbox-bwrap-helper";
+  auto same = basePolicy();
+  same.visible.binds = {{"/w", "/w", false}};
+  same.writeRoots = {"/w"};
+  BOOST_TEST(planMounts(same, in, baseFs()).command.front() == in.helperPath);
+  BOOST_TEST(planMounts(basePolicy(), in, baseFs()).command.front() == in.helperPath);
+}
+
 BOOST_AUTO_TEST_CASE(binds_writable_only_under_write_roots) {
   auto p = basePolicy();
   p.visible.binds = {{"/w/repo", "/w/repo", false},  // write root

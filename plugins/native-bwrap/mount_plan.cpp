@@ -50,11 +50,12 @@ class Planner {
   MountPlan run() {
     namespaces();
     const std::size_t namespacesEnd = args_.size();
+    visibleSet();  // the mounts decide where our tools go, which the environment names
+    placeTools();
     environment();
     args_.insert(args_.end(), {"--chdir", "/"});
     if (policy_.visible.procfs) args_.insert(args_.end(), {"--proc", "/proc"});
     if (policy_.visible.minimalDev) args_.insert(args_.end(), {"--dev", "/dev"});
-    visibleSet();
     emitEntries();
     writeDenies();
     readDenies();
@@ -92,12 +93,31 @@ class Planner {
   }
 
   // The session's temp dir is /tmp inside: a variable naming it (TMPDIR)
-  // names /tmp there.
-  std::string guestValue(const std::string &v) const {
+  // names /tmp there. Our tools, when placed apart, are named where they are
+  // (GIT_SSH_COMMAND runs ccsandbox-connect from them, inside a longer text).
+  std::string guestValue(std::string v) const {
+    if (tools_ != toolsGuest_) {
+      const std::string from = tools_ + "/", to = toolsGuest_ + "/";
+      for (auto at = v.find(from); at != std::string::npos; at = v.find(from, at + to.size()))
+        v.replace(at, from.size(), to);
+    }
     if (!policy_.visible.privateTmp || policy_.tempDir.empty()) return v;
     std::string t = normalise(policy_.tempDir);
     if (isWithin(v, t)) return translate(v, t, "/tmp");
     return v;
+  }
+
+  // Our tools stay at their own path unless a mount of the plan shows
+  // something else there (a bind whose guest path covers it, the sandbox's
+  // /tmp): then they go to a place of their own.
+  void placeTools() {
+    tools_ = toolsGuest_ = normalise(input_.toolsDir);
+    if (tools_.empty()) return;
+    const Entry *e = coveringEntry(tools_);
+    const bool ownPath =
+        !e || ((e->kind == Entry::Kind::roBind || e->kind == Entry::Kind::rwBind) &&
+               translate(tools_, e->guest, e->host) == tools_);
+    if (!ownPath) toolsGuest_ = kGuestToolsDir;
   }
 
   // Each bind costs bubblewrap a read of the mount table, so our pieces take
@@ -106,8 +126,8 @@ class Planner {
   // installation under /usr); the two proxy sockets come as their directory
   // when they share one (the core gives them one of their own).
   void ourPieces() {
-    const std::string tools = normalise(input_.toolsDir);
-    if (!tools.empty() && !shownAsIs(tools)) args_.insert(args_.end(), {"--ro-bind", tools, tools});
+    if (!tools_.empty() && (toolsGuest_ != tools_ || !shownAsIs(tools_)))
+      args_.insert(args_.end(), {"--ro-bind", tools_, toolsGuest_});
     if (guestHelperPath(input_) == kGuestHelper)
       args_.insert(args_.end(), {"--ro-bind", input_.helperPath, kGuestHelper});
 
@@ -352,6 +372,7 @@ class Planner {
   void helperCommand() {
     args_.push_back("--");
     auto command = helperCommandLine(input_);
+    command.front() = guestValue(command.front());  // where our tools are
     args_.insert(args_.end(), command.begin(), command.end());
   }
 
@@ -359,6 +380,7 @@ class Planner {
   const MountPlanInput &input_;
   const FilesystemView &fs_;
   std::vector<std::string> writeRoots_, writeDeny_, readDeny_;
+  std::string tools_, toolsGuest_;  // our tools directory on the host, and inside
   std::vector<Entry> entries_;
   std::vector<std::string> args_;
   std::vector<Bridge> bridges_;

@@ -43,6 +43,10 @@ class FilesystemView {
 inline constexpr const char *kGuestRunDir = "/run/ccsandbox";
 // The helper's place when it does not live in the tools directory.
 inline constexpr const char *kGuestHelper = "/run/ccsandbox/helper";
+// Our tools' place when their own path inside shows something else (a bind
+// whose guest path covers it): bubblewrap would otherwise make their mount
+// point inside that bind, in the host directory behind it.
+inline constexpr const char *kGuestToolsDir = "/run/ccsandbox/tools";
 
 // One loopback listener the helper opens inside the network namespace.
 struct Bridge {
