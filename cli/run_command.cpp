@@ -255,7 +255,7 @@ int runCommand(const std::vector<std::string> &argv) {
   }
   ExecOptions exec;
   exec.argv = o.command;
-  exec.cwd = workdir;
+  exec.cwd = {};  // the session's guestWorkdir: --workdir, the spec's, or the current directory
   exec.stdinFd = STDIN_FILENO;
   exec.timeout = o.timeout;
   {

@@ -28,8 +28,8 @@ const char *const kLaunchOptionsHelp = R"(launch options (shared by `run` and `p
   --spec FILE           a SandboxSpec as JSON (unknown fields are refused); it
                         replaces the default spec, the options below add to it
   --workdir DIR         the command's working directory and, without --spec,
-                        the session's one writable bind (default: the current
-                        directory)
+                        the session's one writable bind (default: the spec's
+                        guestWorkdir, else the current directory)
   --bind HOST[:GUEST][:ro]
                         also mount HOST (an absolute path) at GUEST (default:
                         HOST), writable unless :ro or a read-only mode
@@ -155,7 +155,8 @@ LaunchOptions buildLaunchOptions(const RunOptions &o, const std::string &workdir
       if (message.rfind(*o.specFile + ":", 0) != 0) message = *o.specFile + ": " + message;
       throw UsageError("--spec " + message);
     }
-    if (!spec.guestWorkdir) spec.guestWorkdir = workdir;
+    // The spec's working directory, unless --workdir names one.
+    if (o.workdir || !spec.guestWorkdir) spec.guestWorkdir = workdir;
   } else {
     if (workdir == "/")
       throw UsageError(

@@ -259,6 +259,28 @@ BOOST_AUTO_TEST_CASE(closed_standard_streams_are_empty_not_ours) {
   BOOST_TEST(out.err == "err\n", out.err);
 }
 
+BOOST_AUTO_TEST_CASE(a_spec_with_its_own_guest_paths_runs_there_and_leaves_nothing_behind) {
+  // The spec's guestWorkdir is the command's directory; a guest path over the
+  // place of our own tools (here: the build's libexec) neither fails the
+  // launch nor gets their mount point made in the host directory behind it.
+  TempTree tree;
+  const std::string libexec = std::string(CCSANDBOX_BINARY_DIR) + "/libexec";
+  BOOST_REQUIRE(std::filesystem::is_directory(libexec + "/ccsandbox"));
+  const std::string host = tree.dir("g");
+  for (bool readOnly : {false, true}) {
+    {
+      std::ofstream spec(tree.path() + "/spec.json");
+      spec << R"({"bindMounts":[{"hostPath":")" << host << R"(","guestPath":")" << libexec
+           << R"(","readOnly":)" << (readOnly ? "true" : "false") << R"(}],"guestWorkdir":")"
+           << libexec << R"("})";
+    }
+    auto r = cli({"run", "--spec", "spec.json", "--", "sh", "-c", "pwd; ls -A"}, tree.path());
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(r.out == libexec + "\n", r.out);
+    BOOST_TEST(std::filesystem::is_empty(host));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(ctrl_c_at_a_terminal_reaches_the_command_and_not_bubblewrap) {
   // A terminal's Ctrl-C signals the whole foreground process group. Only
   // ccsandbox may be in it: it forwards SIGINT to the command, whose handler

@@ -62,9 +62,12 @@ ConfinementHooks CommandConfinement::prepareLaunch(const std::string &execId) {
     UniqueFd listener;
     try {
       listener = confine::ChildConfinement::receiveListener(launch->parentEnd.get());
+    } catch (const confine::ChildEnded &) {
+      // It failed before (its working directory, its streams) and reports
+      // that to the launcher itself: nothing to serve, nothing to add.
+      return;
     } catch (const std::exception &e) {
-      // The child did not get as far as confining itself (it reports its own
-      // failure to the launcher and never execs): nothing to serve.
+      // Its confinement failed: the launcher reports the errno, this the step.
       onProblem_(execId + ": " + e.what());
       return;
     }

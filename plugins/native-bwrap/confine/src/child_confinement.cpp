@@ -124,7 +124,7 @@ UniqueFd ChildConfinement::receiveListener(int channelFd) {
       std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
       listener.reset(fd);
     }
-  if (n == 0) throw std::runtime_error("the command exited before it could be confined");
+  if (n == 0) throw ChildEnded();
   if (n != static_cast<ssize_t>(sizeof report))
     throw std::runtime_error("a malformed report came from the command being confined");
   if (report.step != Step::done)

@@ -19,6 +19,8 @@
 // is safe in the child of a multi-threaded parent.
 #pragma once
 
+#include <stdexcept>
+
 #include "ccsandbox/confine/confine_rules.hpp"
 #include "ccsandbox/confine/landlock_ruleset.hpp"
 #include "ccsandbox/confine/seccomp_filter.hpp"
@@ -27,6 +29,11 @@
 #include <utility>
 
 namespace ccsandbox::confine {
+
+// The child ended before it confined itself (see receiveListener).
+struct ChildEnded : std::runtime_error {
+  ChildEnded() : std::runtime_error("the command exited before it could be confined") {}
+};
 
 class ChildConfinement {
  public:
@@ -42,7 +49,8 @@ class ChildConfinement {
   int apply(int channelFd) const noexcept;
 
   // In the parent: the child's listener fd. Throws std::runtime_error with
-  // the child's reason when it could not confine itself (or died first).
+  // the child's reason when it could not confine itself, ChildEnded when it
+  // ended before trying (it failed earlier, and says so on its own).
   static UniqueFd receiveListener(int channelFd);
 
   const LandlockRuleset &landlock() const { return landlock_; }
