@@ -325,6 +325,8 @@ BOOST_AUTO_TEST_CASE(binds_over_what_the_sandbox_keeps_for_itself_are_refused) {
       {{kHome + "/w", "/", false}, "bindMounts[0].guestPath", "sandbox's own root"},
       {{kHome + "/w", "/proc/x", false}, "bindMounts[0].guestPath", "sandbox's own /proc"},
       {{kHome + "/w", "/dev", false}, "bindMounts[0].guestPath", "sandbox's own /dev"},
+      {{kHome + "/w", "/run/ccsandbox/x", false}, "bindMounts[0].guestPath", "/run/ccsandbox"},
+      {{kHome + "/w", "/run", false}, "bindMounts[0].guestPath", "/run/ccsandbox"},
   };
   for (const auto &c : cases) {
     SandboxSpec spec;
@@ -339,6 +341,7 @@ BOOST_AUTO_TEST_CASE(binds_over_what_the_sandbox_keeps_for_itself_are_refused) {
   // Near misses are ordinary binds.
   SandboxSpec near = repoSpec();
   near.bindMounts.push_back({"/procfs-notes", "/devices", true});
+  near.bindMounts.push_back({"/srv/user-run", "/run/user/1000", true});
   BOOST_TEST(refusal(host, near) == "(compiled)");
 }
 

@@ -56,9 +56,13 @@ void refuseReservedBind(const std::string &field, const std::string &host,
     throw UsageError(field + ".hostPath: " + host +
                      " would show the host's processes inside the sandbox");
   if (guest == "/") throw UsageError(field + ".guestPath: \"/\" is the sandbox's own root");
-  for (const char *own : {"/proc", "/dev"})
+  for (const char *own : {"/proc", "/dev", "/run/ccsandbox"})
     if (within(guest, own))
       throw UsageError(field + ".guestPath: " + guest + " is inside the sandbox's own " + own);
+  // Our pieces are mounted beneath it: their mount points would be made in the
+  // host directory behind such a bind.
+  if (guest == "/run")
+    throw UsageError(field + ".guestPath: /run would hold the sandbox's own /run/ccsandbox");
 }
 
 // A write root or bind, remembered with the field it came from for error messages.
