@@ -65,7 +65,8 @@ std::chrono::milliseconds parseTimeout(const std::string &text) {
     used = 0;
   }
   if (used != text.size() || !std::isfinite(seconds) || seconds <= 0 || seconds > 1e9)
-    throw UsageError("--timeout: invalid value \"" + text + "\" (a positive number of seconds)");
+    throw UsageError("--timeout: invalid value \"" + text +
+                     "\" (a number of seconds above 0 and at most 1e9, e.g. 30 or 0.5)");
   return std::chrono::milliseconds(static_cast<long long>(std::ceil(seconds * 1000)));
 }
 
