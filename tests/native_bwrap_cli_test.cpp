@@ -281,6 +281,22 @@ BOOST_AUTO_TEST_CASE(a_spec_with_its_own_guest_paths_runs_there_and_leaves_nothi
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_bind_of_a_missing_path_is_refused_as_the_request_s_and_keeps_the_probe) {
+  // Said before bubblewrap runs, naming the mount; it says nothing about the
+  // host, so the kept probe result stays kept.
+  TempTree tree;
+  BOOST_REQUIRE(cli({"run", "--", "true"}, tree.path()).status == 0);  // a kept probe
+  const std::string missing = tree.path() + "/not-there";
+  auto r = cli({"run", "--bind", missing, "--", "true"}, tree.path());
+  BOOST_TEST(r.status == 125);
+  BOOST_TEST(r.err.find("cannot mount " + missing + " at " + missing +
+                        " in the sandbox: " + missing + " does not exist") != std::string::npos,
+             r.err);
+  BOOST_TEST(r.err.find("probe") == std::string::npos, r.err);
+  auto next = cli({"run", "-v", "--", "true"}, tree.path());
+  BOOST_TEST(next.err.find("kept result") != std::string::npos, next.err);
+}
+
 BOOST_AUTO_TEST_CASE(ctrl_c_at_a_terminal_reaches_the_command_and_not_bubblewrap) {
   // A terminal's Ctrl-C signals the whole foreground process group. Only
   // ccsandbox may be in it: it forwards SIGINT to the command, whose handler

@@ -54,9 +54,15 @@ boost::json::value LoadedPlugin::takeReply(int rc, char *reply, std::string_view
   }
   if (rc != CCSANDBOX_OK) {
     std::string message = "unknown error";
-    if (value.is_object())
+    bool request = false;
+    if (value.is_object()) {
       if (auto *m = value.get_object().if_contains("error"); m && m->is_string())
         message = std::string(m->get_string());
+      if (auto *c = value.get_object().if_contains("cause"); c && c->is_string())
+        request = c->get_string() == "request";
+    }
+    // The request could not be carried out as asked: the caller's to fix.
+    if (request) throw LaunchRefused(info_.name + ": " + message);
     throw BackendError(info_.name + ": " + std::string(what) + " failed: " + message);
   }
   return value;

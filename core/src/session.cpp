@@ -81,12 +81,18 @@ void SessionImpl::launch() {
   request.policy = setup_.policy;
   request.runtimeDir = setup_.runtimeDir->path();
   boost::json::object details;
-  try {
-    details = setup_.plugin->launch(request);
-  } catch (const std::exception &e) {
+  auto failed = [&](const std::exception &e) {
     std::lock_guard lock(mutex_);
     setup_.handle.state = SandboxState::error;
     setup_.handle.error = boost::json::object{{"message", e.what()}};
+  };
+  try {
+    details = setup_.plugin->launch(request);
+  } catch (const LaunchRefused &e) {
+    failed(e);
+    throw;  // the request's to fix: the backend refused it as asked
+  } catch (const std::exception &e) {
+    failed(e);
     throw BackendError(e.what());
   }
   {

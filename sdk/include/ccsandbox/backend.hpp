@@ -45,6 +45,16 @@ class Host {
   const ccsandbox_host_t *table_;
 };
 
+// Thrown by a plugin when the request itself cannot be carried out as asked
+// (a bind whose source does not exist), as opposed to a failure of the host
+// or the backend. The reply says so ({"error": …, "cause": "request"}): the
+// host reports it to the caller as a refused launch, and does not take it as
+// a sign that the host changed.
+class RequestError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // What `init` passes to the plugin's constructor.
 struct BackendConfig {
   std::string pluginFile;        // the shared object this plugin was loaded from
@@ -99,13 +109,18 @@ inline char *copyReply(const std::string &text) {
   return out;
 }
 
-// Runs `body`, turning any exception into CCSANDBOX_ERR with {"error": what()}.
+// Runs `body`, turning any exception into CCSANDBOX_ERR with {"error": what()}
+// (and "cause": "request" for a RequestError).
 template <class F>
 int guarded(char **reply, F &&body) noexcept {
   try {
     boost::json::value result = body();
     if (reply) *reply = copyReply(boost::json::serialize(result));
     return CCSANDBOX_OK;
+  } catch (const RequestError &e) {
+    if (reply)
+      *reply = copyReply(
+          boost::json::serialize(boost::json::object{{"error", e.what()}, {"cause", "request"}}));
   } catch (const std::exception &e) {
     if (reply) *reply = copyReply(boost::json::serialize(boost::json::object{{"error", e.what()}}));
   } catch (...) {
