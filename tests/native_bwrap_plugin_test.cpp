@@ -572,17 +572,35 @@ BOOST_AUTO_TEST_CASE(the_empty_mask_directory_is_made_only_when_a_directory_is_m
 }
 
 BOOST_AUTO_TEST_CASE(launch_failure_carries_bubblewrap_s_message) {
+  // A mount point bubblewrap cannot make: inside a read-only bind, where the
+  // directory does not exist.
+  TempTree tree;
+  auto policy = minimalPolicy(tree.dir("work"));
+  policy.visible.binds.push_back({tree.dir("ro"), "/ro", true});
+  policy.visible.binds.push_back({tree.dir("other"), "/ro/not-there", false});
+  Loaded l;
+  try {
+    l.plugin->launch(request("bad", policy, tree));
+    BOOST_FAIL("launch should have failed");
+  } catch (const BackendError &e) {
+    std::string m = e.what();
+    BOOST_TEST(m.find("bubblewrap could not start the sandbox") != std::string::npos, m);
+    BOOST_TEST(m.find("/ro/not-there") != std::string::npos, m);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_bind_of_a_missing_source_is_refused_before_bubblewrap_runs) {
   TempTree tree;
   auto policy = minimalPolicy(tree.dir("work"));
   policy.visible.binds.push_back({tree.path() + "/does-not-exist", "/x", false});
   Loaded l;
   try {
-    l.plugin->launch(request("bad", policy, tree));
-    BOOST_FAIL("launch should have failed");
-  } catch (const std::exception &e) {
-    std::string m = e.what();
-    BOOST_TEST(m.find("bubblewrap could not start the sandbox") != std::string::npos, m);
-    BOOST_TEST(m.find("does-not-exist") != std::string::npos, m);
+    l.plugin->launch(request("missing", policy, tree));
+    BOOST_FAIL("launch should have been refused");
+  } catch (const LaunchRefused &e) {  // the request's problem, not the host's
+    BOOST_TEST(std::string(e.what()) == "native-bwrap: cannot mount " + tree.path() +
+                                            "/does-not-exist at /x in the sandbox: " + tree.path() +
+                                            "/does-not-exist does not exist");
   }
 }
 
