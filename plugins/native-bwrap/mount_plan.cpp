@@ -107,16 +107,19 @@ class Planner {
     return v;
   }
 
-  // Our tools stay at their own path unless a mount of the plan shows
-  // something else there (a bind whose guest path covers it, the sandbox's
-  // /tmp): then they go to a place of their own.
+  // Our tools stay at their own path unless a bind of the policy shows
+  // another host directory there (a guest path of its own covering them):
+  // then they go to a place of their own. The sandbox's /tmp is no such bind:
+  // their mount point is made in the session's own temp dir, which goes with
+  // the session, and the helper's command stays the one a bubblewrap started
+  // ahead already has (a build under /tmp, as CI clones it).
   void placeTools() {
     tools_ = toolsGuest_ = normalise(input_.toolsDir);
     if (tools_.empty()) return;
     const Entry *e = coveringEntry(tools_);
-    const bool ownPath =
-        !e || ((e->kind == Entry::Kind::roBind || e->kind == Entry::Kind::rwBind) &&
-               translate(tools_, e->guest, e->host) == tools_);
+    if (!e || e->guest == "/tmp") return;
+    const bool ownPath = (e->kind == Entry::Kind::roBind || e->kind == Entry::Kind::rwBind) &&
+                         translate(tools_, e->guest, e->host) == tools_;
     if (!ownPath) toolsGuest_ = kGuestToolsDir;
   }
 
