@@ -335,6 +335,13 @@ BOOST_AUTO_TEST_CASE(binds_over_what_the_sandbox_keeps_for_itself_are_refused) {
     BOOST_TEST(why.find(c.field) != std::string::npos, why);
     BOOST_TEST(why.find(c.says) != std::string::npos, why);
   }
+  // A symlink to /proc is mounted as what it points to.
+  host.tree.dir("proc/1");
+  host.tree.symlink("procview", "/proc");
+  SandboxSpec viaLink;
+  viaLink.bindMounts.push_back({"/procview", "/procview", true});
+  const std::string why = refusal(host, viaLink);
+  BOOST_TEST(why.find("bindMounts[0].hostPath: /proc would show") != std::string::npos, why);
   SandboxSpec runner = repoSpec();
   runner.runnerStateDirs = {"/"};
   BOOST_TEST(refusal(host, runner).find("runnerStateDirs[0]") != std::string::npos);

@@ -43,18 +43,22 @@ std::string hostPath(const std::string &field, const std::string &value, bool al
 // file system as one bind would leave nothing outside it (and, writable,
 // nothing read-only); the sandbox's root, /proc and /dev are its own; a view of
 // the host's /proc would show the host's processes, which the pid namespace hides.
-void refuseReservedBind(const std::string &field, const std::string &host,
+// The host path is judged in each of its forms: a symlink to / or /proc is
+// mounted as what it points to.
+void refuseReservedBind(const std::string &field, const std::vector<std::string> &hostForms,
                         const std::string &guest) {
   auto within = [](const std::string &p, const std::string &root) {
     return p == root || p.rfind(root + "/", 0) == 0;
   };
-  if (host == "/")
-    throw UsageError(field +
-                     ".hostPath: \"/\" is the whole host file system; bind the "
-                     "directories the command needs instead");
-  if (within(host, "/proc"))
-    throw UsageError(field + ".hostPath: " + host +
-                     " would show the host's processes inside the sandbox");
+  for (const auto &host : hostForms) {
+    if (host == "/")
+      throw UsageError(field +
+                       ".hostPath: \"/\" is the whole host file system; bind the "
+                       "directories the command needs instead");
+    if (within(host, "/proc"))
+      throw UsageError(field + ".hostPath: " + host +
+                       " would show the host's processes inside the sandbox");
+  }
   if (guest == "/") throw UsageError(field + ".guestPath: \"/\" is the sandbox's own root");
   for (const char *own : {"/proc", "/dev", "/run/ccsandbox"})
     if (within(guest, own))
@@ -223,14 +227,14 @@ EffectivePolicy compilePolicy(const SandboxSpec &spec, LaunchKind kind, const Ho
     std::string h = hostPath(field + ".hostPath", b.hostPath, false, home);
     std::string g =
         b.guestPath.empty() ? h : hostPath(field + ".guestPath", b.guestPath, false, home);
-    refuseReservedBind(field, h, g);
+    refuseReservedBind(field, fs.forms(h), g);
     binds.push_back({{field + ".hostPath", h}, {h, g, b.readOnly || !bindsWritable}});
   }
   // Runner state dirs are writable in every mode; a bind of the same path becomes writable.
   for (std::size_t i = 0; i < spec.runnerStateDirs.size(); ++i) {
     std::string field = "runnerStateDirs[" + std::to_string(i) + "]";
     std::string d = hostPath(field, spec.runnerStateDirs[i], true, home);
-    refuseReservedBind(field, d, d);
+    refuseReservedBind(field, fs.forms(d), d);
     bool merged = false;
     for (auto &[src, m] : binds)
       if (m.hostPath == d && m.guestPath == d) {
