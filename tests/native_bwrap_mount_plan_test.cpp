@@ -276,6 +276,32 @@ BOOST_AUTO_TEST_CASE(our_tools_go_apart_where_their_path_shows_something_else) {
   BOOST_TEST(planMounts(basePolicy(), in, baseFs()).command.front() == in.helperPath);
 }
 
+BOOST_AUTO_TEST_CASE(the_plan_lists_every_bind_it_asks_for) {
+  // The launch checks each source before bubblewrap runs: the list must be
+  // exactly the plan's binds, in order, and a value that merely looks like
+  // an option (an environment variable's) is none.
+  auto p = basePolicy();
+  p.visible.binds = {{"/w/repo", "/w/repo", false}, {"/w/docs", "/w/docs", true}};
+  p.writeRoots = {"/w/repo"};
+  p.readDeny = {"/w/repo/secret"};
+  p.env = {{"ODD", "--ro-bind"}};
+  auto fs = baseFs();
+  fs.dir("/w/repo").dir("/w/repo/secret").dir("/w/docs");
+  auto plan = planMounts(p, input(), fs);
+  std::vector<std::pair<std::string, std::string>> fromArgs, listed;
+  for (std::size_t i = 0; i + 2 < plan.setup.size(); ++i) {
+    if (plan.setup[i] == "--setenv") {
+      i += 2;
+    } else if (plan.setup[i] == "--bind" || plan.setup[i] == "--ro-bind") {
+      fromArgs.emplace_back(plan.setup[i + 1], plan.setup[i + 2]);
+      i += 2;
+    }
+  }
+  for (const auto &b : plan.binds) listed.emplace_back(b.source, b.target);
+  BOOST_TEST(listed.size() >= 5u);  // /usr, /etc, two binds, the mask, our tools
+  BOOST_TEST((listed == fromArgs));
+}
+
 BOOST_AUTO_TEST_CASE(binds_writable_only_under_write_roots) {
   auto p = basePolicy();
   p.visible.binds = {{"/w/repo", "/w/repo", false},  // write root

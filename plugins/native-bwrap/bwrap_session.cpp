@@ -30,16 +30,11 @@ std::string trimmed(std::string s) {
 
 // A bind whose source is missing would fail inside bubblewrap ("Can't find
 // source path"); said here, naming the mount, it is the request's problem.
-void refuseMissingSources(const std::vector<std::string> &setup) {
-  for (std::size_t i = 0; i + 2 < setup.size(); ++i) {
-    const std::string &op = setup[i];
-    if (op != "--bind" && op != "--ro-bind" && op != "--dev-bind") continue;
-    const std::string &source = setup[i + 1], &target = setup[i + 2];
-    if (::access(source.c_str(), F_OK) != 0 && errno == ENOENT)
-      throw sdk::RequestError("cannot mount " + source + " at " + target +
-                              " in the sandbox: " + source + " does not exist");
-    i += 2;
-  }
+void refuseMissingSources(const std::vector<PlannedBind> &binds) {
+  for (const auto &b : binds)
+    if (::access(b.source.c_str(), F_OK) != 0 && errno == ENOENT)
+      throw sdk::RequestError("cannot mount " + b.source + " at " + b.target +
+                              " in the sandbox: " + b.source + " does not exist");
 }
 
 }  // namespace
@@ -74,7 +69,7 @@ BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
       ::mkdir(emptyDir.c_str(), 0555) != 0 && errno != EEXIST)
     throw std::system_error(errno, std::generic_category(), "cannot create " + emptyDir);
   args_ = plan.args;
-  refuseMissingSources(plan.setup);
+  refuseMissingSources(plan.binds);
 
   // A bubblewrap started ahead for another plan (an open network) is let go.
   if (started && !started->fits(host.bwrapPath, plan.namespaces, plan.command)) started.reset();

@@ -74,6 +74,7 @@ class Planner {
     plan.command.assign(args_.begin() + static_cast<long>(setupEnd) + 1, args_.end());
     plan.args = std::move(args_);
     plan.bridges = std::move(bridges_);
+    plan.binds = std::move(binds_);
     plan.guestRules = guestRules();
     return plan;
   }
@@ -107,6 +108,11 @@ class Planner {
     return v;
   }
 
+  void bind(const char *op, const std::string &source, const std::string &target) {
+    args_.insert(args_.end(), {op, source, target});
+    binds_.push_back({source, target});
+  }
+
   // Our tools stay at their own path unless a bind of the policy shows
   // another host directory there (a guest path of its own covering them):
   // then they go to a place of their own. The sandbox's /tmp is no such bind:
@@ -130,9 +136,8 @@ class Planner {
   // when they share one (the core gives them one of their own).
   void ourPieces() {
     if (!tools_.empty() && (toolsGuest_ != tools_ || !shownAsIs(tools_)))
-      args_.insert(args_.end(), {"--ro-bind", tools_, toolsGuest_});
-    if (guestHelperPath(input_) == kGuestHelper)
-      args_.insert(args_.end(), {"--ro-bind", input_.helperPath, kGuestHelper});
+      bind("--ro-bind", tools_, toolsGuest_);
+    if (guestHelperPath(input_) == kGuestHelper) bind("--ro-bind", input_.helperPath, kGuestHelper);
 
     const auto &http = policy_.network.httpProxy;
     const auto &socks = policy_.network.socksProxy;
@@ -144,7 +149,7 @@ class Planner {
             ? parentOf(http->unixSocket)
             : "";
     const std::string guestDir = std::string(kGuestRunDir) + "/proxy";
-    if (!sharedDir.empty()) args_.insert(args_.end(), {"--ro-bind", sharedDir, guestDir});
+    if (!sharedDir.empty()) bind("--ro-bind", sharedDir, guestDir);
     auto bridge = [&](const std::optional<ProxyEndpoint> &p, const std::string &name) {
       if (!usable(p)) return;
       std::string guest;
@@ -152,7 +157,7 @@ class Planner {
         guest = guestDir + p->unixSocket.substr(sharedDir.size());
       } else {
         guest = std::string(kGuestRunDir) + "/" + name + ".sock";
-        args_.insert(args_.end(), {"--ro-bind", p->unixSocket, guest});
+        bind("--ro-bind", p->unixSocket, guest);
       }
       bridges_.push_back({p->host.empty() ? "127.0.0.1" : p->host, p->port, guest, p->unixSocket});
     };
@@ -285,8 +290,8 @@ class Planner {
   void emitEntries() {
     for (const auto &e : entries_) {
       switch (e.kind) {
-        case Entry::Kind::roBind: args_.insert(args_.end(), {"--ro-bind", e.host, e.guest}); break;
-        case Entry::Kind::rwBind: args_.insert(args_.end(), {"--bind", e.host, e.guest}); break;
+        case Entry::Kind::roBind: bind("--ro-bind", e.host, e.guest); break;
+        case Entry::Kind::rwBind: bind("--bind", e.host, e.guest); break;
         case Entry::Kind::symlink: args_.insert(args_.end(), {"--symlink", e.host, e.guest}); break;
         case Entry::Kind::tmpfs: args_.insert(args_.end(), {"--tmpfs", e.guest}); break;
       }
@@ -319,14 +324,13 @@ class Planner {
   }
 
   void writeDenies() {
-    for (const auto &t : targets(policy_.writeDeny, true))
-      args_.insert(args_.end(), {"--ro-bind", t.host, t.guest});
+    for (const auto &t : targets(policy_.writeDeny, true)) bind("--ro-bind", t.host, t.guest);
   }
 
   void readDenies() {
     for (const auto &t : targets(policy_.readDeny, false)) {
       const std::string &mask = t.kind == PathInfo::Kind::directory ? input_.emptyDir : "/dev/null";
-      args_.insert(args_.end(), {"--ro-bind", mask, t.guest});
+      bind("--ro-bind", mask, t.guest);
     }
   }
 
@@ -387,6 +391,7 @@ class Planner {
   std::vector<Entry> entries_;
   std::vector<std::string> args_;
   std::vector<Bridge> bridges_;
+  std::vector<PlannedBind> binds_;
 };
 
 }  // namespace

@@ -86,6 +86,12 @@ struct GuestWriteRules {
   bool operator==(const GuestWriteRules &) const = default;
 };
 
+// One bind of the plan, in order: what bubblewrap mounts from the host.
+struct PlannedBind {
+  std::string source;  // on the host
+  std::string target;  // inside
+};
+
 struct MountPlan {
   // bwrap's namespace and privilege options: fixed for a host, so a bubblewrap
   // started ahead of the launch has them on its command line.
@@ -96,6 +102,7 @@ struct MountPlan {
   // Everything after "bwrap" as one command line: namespaces, setup, "--", command.
   std::vector<std::string> args;
   std::vector<Bridge> bridges;  // sent to the helper over the control channel
+  std::vector<PlannedBind> binds;
   GuestWriteRules guestRules;
 };
 
