@@ -73,6 +73,62 @@ bool alive(pid_t pid) {
   return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
 }
 
+// `ccsandbox run -- sh -c SCRIPT` as a job of its own (a process group, as
+// a shell makes one), stdin and stdout on /dev/null, stderr kept in a file.
+// SCRIPT's "%s" becomes a token that sleeper() finds the command by. The
+// group is killed if the test ends first.
+struct Job {
+  Job(const std::string &dir, std::string script) : errFile(dir + "/job-stderr") {
+    std::mt19937 rng{std::random_device{}()};
+    token = "1000." + std::to_string(100000 + rng() % 800000);
+    script.replace(script.find("%s"), 2, token);
+    pid = ::fork();
+    if (pid == 0) {
+      ::setpgid(0, 0);
+      if (::chdir(dir.c_str()) != 0) ::_exit(127);
+      ::unsetenv("XDG_RUNTIME_DIR");
+      ::unsetenv("CCSANDBOX_PROBE_CACHE");
+      int devnull = ::open("/dev/null", O_RDWR);
+      int err = ::open(errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(devnull, 0);
+      ::dup2(devnull, 1);
+      ::dup2(err, 2);
+      ::execl(kCli.c_str(), kCli.c_str(), "run", "--", "sh", "-c", script.c_str(), (char *)nullptr);
+      ::_exit(127);
+    }
+    ::setpgid(pid, pid);  // whichever of us runs first
+  }
+  ~Job() {
+    if (reaped) return;
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  // The host pid of the command's `sleep TOKEN`, once it runs (bounded wait).
+  pid_t sleeper() const {
+    std::set<pid_t> sleeps;
+    for (int i = 0; i < 1000 && sleeps.empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      sleeps = pidsWithCmdline(std::string("sleep\0", 6) + token);
+    }
+    BOOST_REQUIRE_EQUAL(sleeps.size(), 1u);
+    return *sleeps.begin();
+  }
+  int wait() {
+    int status = 0;
+    BOOST_REQUIRE_EQUAL(::waitpid(pid, &status, 0), pid);
+    reaped = true;
+    return status;
+  }
+  std::string err() const {
+    std::ifstream in(errFile);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+
+  std::string errFile, token;
+  pid_t pid = -1;
+  bool reaped = false;
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(probe_reports_native_available_with_its_note) {
@@ -303,46 +359,11 @@ BOOST_AUTO_TEST_CASE(ctrl_c_at_a_terminal_reaches_the_command_and_not_bubblewrap
   // runs and whose status ccsandbox returns. bubblewrap in that group would
   // die of it and take the sandbox down (status 137, "ended unexpectedly").
   TempTree tree;
-  std::mt19937 rng{std::random_device{}()};
-  const std::string token = "1000." + std::to_string(100000 + rng() % 800000);
-  const std::string errFile = tree.path() + "/stderr";
-  pid_t job = ::fork();
-  if (job == 0) {
-    ::setpgid(0, 0);  // a job of its own, as a shell would make it
-    ::chdir(tree.path().c_str());
-    ::unsetenv("XDG_RUNTIME_DIR");
-    ::unsetenv("CCSANDBOX_PROBE_CACHE");
-    int devnull = ::open("/dev/null", O_RDWR);
-    int err = ::open(errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(devnull, 0);
-    ::dup2(devnull, 1);
-    ::dup2(err, 2);
-    ::execl(kCli.c_str(), kCli.c_str(), "run", "--", "sh", "-c",
-            ("trap 'exit 5' INT; sleep " + token + " & wait").c_str(), (char *)nullptr);
-    ::_exit(127);
-  }
-  ::setpgid(job, job);  // whichever of us runs first
-  struct Reap {
-    pid_t pid;
-    bool done = false;
-    ~Reap() {
-      if (done) return;
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  } reap{job};
-  std::set<pid_t> sleeps;
-  for (int i = 0; i < 1000 && sleeps.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    sleeps = pidsWithCmdline(std::string("sleep\0", 6) + token);
-  }
-  BOOST_REQUIRE_EQUAL(sleeps.size(), 1u);
-  BOOST_REQUIRE_EQUAL(::kill(-job, SIGINT), 0);
-  int status = 0;
-  BOOST_REQUIRE_EQUAL(::waitpid(job, &status, 0), job);
-  reap.done = true;
-  std::ifstream in(errFile);
-  const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Job job(tree.path(), "trap 'exit 5' INT; sleep %s & wait");
+  job.sleeper();
+  BOOST_REQUIRE_EQUAL(::kill(-job.pid, SIGINT), 0);
+  const int status = job.wait();
+  const std::string err = job.err();
   BOOST_TEST(WIFEXITED(status));
   BOOST_TEST(WEXITSTATUS(status) == 5, "status " << status << ", stderr: " << err);
   BOOST_TEST(err.find("unexpectedly") == std::string::npos, err);
@@ -369,51 +390,21 @@ BOOST_AUTO_TEST_CASE(ctrl_z_stops_the_command_with_ccsandbox_and_fg_resumes_both
   // The command runs in a session of its own inside the sandbox: a terminal's
   // SIGTSTP and SIGCONT reach it only through ccsandbox.
   TempTree tree;
-  std::mt19937 rng{std::random_device{}()};
-  const std::string token = "1000." + std::to_string(100000 + rng() % 800000);
-  pid_t job = ::fork();
-  if (job == 0) {
-    ::setpgid(0, 0);
-    ::chdir(tree.path().c_str());
-    ::unsetenv("XDG_RUNTIME_DIR");
-    ::unsetenv("CCSANDBOX_PROBE_CACHE");
-    int devnull = ::open("/dev/null", O_RDWR);
-    for (int fd = 0; fd < 3; ++fd) ::dup2(devnull, fd);
-    ::execl(kCli.c_str(), kCli.c_str(), "run", "--", "sh", "-c", ("sleep " + token).c_str(),
-            (char *)nullptr);
-    ::_exit(127);
-  }
-  ::setpgid(job, job);
-  struct Reap {
-    pid_t pid;
-    bool done = false;
-    ~Reap() {
-      if (done) return;
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  } reap{job};
-  std::set<pid_t> sleeps;
-  for (int i = 0; i < 1000 && sleeps.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    sleeps = pidsWithCmdline(std::string("sleep\0", 6) + token);
-  }
-  BOOST_REQUIRE_EQUAL(sleeps.size(), 1u);
-  const pid_t sleeper = *sleeps.begin();
+  Job job(tree.path(), "sleep %s");
+  const pid_t sleeper = job.sleeper();
 
-  BOOST_REQUIRE_EQUAL(::kill(-job, SIGTSTP), 0);  // Ctrl-Z
+  BOOST_REQUIRE_EQUAL(::kill(-job.pid, SIGTSTP), 0);  // Ctrl-Z
   int status = 0;
-  BOOST_REQUIRE_EQUAL(::waitpid(job, &status, WUNTRACED), job);
+  BOOST_REQUIRE_EQUAL(::waitpid(job.pid, &status, WUNTRACED), job.pid);
   BOOST_TEST(WIFSTOPPED(status));
   BOOST_TEST(becomes(sleeper, true), "the command kept running: " << stateOf(sleeper));
 
-  BOOST_REQUIRE_EQUAL(::kill(-job, SIGCONT), 0);  // fg
+  BOOST_REQUIRE_EQUAL(::kill(-job.pid, SIGCONT), 0);  // fg
   BOOST_TEST(becomes(sleeper, false), "the command stayed stopped");
-  BOOST_TEST(becomes(job, false));
+  BOOST_TEST(becomes(job.pid, false));
 
-  BOOST_REQUIRE_EQUAL(::kill(-job, SIGINT), 0);
-  BOOST_REQUIRE_EQUAL(::waitpid(job, &status, 0), job);
-  reap.done = true;
+  BOOST_REQUIRE_EQUAL(::kill(-job.pid, SIGINT), 0);
+  status = job.wait();
   BOOST_TEST(WIFEXITED(status));
   BOOST_TEST(WEXITSTATUS(status) == 128 + SIGINT, "status " << status);
 }

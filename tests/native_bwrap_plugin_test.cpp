@@ -105,10 +105,11 @@ struct Result {
 };
 
 // Runs argv in the session and waits for its exit event and its output.
-Result runIn(Loaded &l, const std::string &session, const std::string &execId,
-             std::vector<std::string> argv, std::map<std::string, std::string> env = {},
-             const std::string &cwd = "/") {
-  Pipe out, err;
+// Starts `argv` in the session and returns at once; its output goes to `out`
+// and `err` (their write ends closed here, so EOF means it ended).
+void startIn(Loaded &l, const std::string &session, const std::string &execId,
+             std::vector<std::string> argv, Pipe &out, Pipe &err,
+             std::map<std::string, std::string> env = {}, const std::string &cwd = "/") {
   int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   ExecRequest r;
   r.sessionId = session;
@@ -121,6 +122,13 @@ Result runIn(Loaded &l, const std::string &session, const std::string &execId,
   ::close(in);
   out.closeWrite();
   err.closeWrite();
+}
+
+Result runIn(Loaded &l, const std::string &session, const std::string &execId,
+             std::vector<std::string> argv, std::map<std::string, std::string> env = {},
+             const std::string &cwd = "/") {
+  Pipe out, err;
+  startIn(l, session, execId, std::move(argv), out, err, std::move(env), cwd);
   Result res;
   res.out = out.readAll();
   res.err = err.readAll();
@@ -368,18 +376,7 @@ BOOST_AUTO_TEST_CASE(signal_reaches_the_command_s_process_group) {
   Loaded l;
   l.plugin->launch(request("sig", minimalPolicy(tree.dir("work")), tree));
   Pipe out, err;
-  int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  ExecRequest r;
-  r.sessionId = "sig";
-  r.execId = "e1";
-  r.argv = {"/bin/sh", "-c", "sleep 60 & echo started; wait"};
-  r.env = {{"PATH", "/usr/bin:/bin"}};
-  r.cwd = "/";
-  r.stdio = {in, out.fds[1], err.fds[1]};
-  l.plugin->exec(r);
-  ::close(in);
-  out.closeWrite();
-  err.closeWrite();
+  startIn(l, "sig", "e1", {"/bin/sh", "-c", "sleep 60 & echo started; wait"}, out, err);
   char buf[16];
   BOOST_REQUIRE(::read(out.fds[0], buf, 8) == 8);  // "started\n": the group is up
   l.plugin->signal({"sig", "e1", SIGTERM});
@@ -398,18 +395,7 @@ BOOST_AUTO_TEST_CASE(destroy_ends_every_process_and_reports_running_commands) {
   pid_t bwrap = static_cast<pid_t>(details.at("bwrapPid").as_int64());
   BOOST_TEST(::kill(bwrap, 0) == 0);
   Pipe out, err;
-  int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  ExecRequest r;
-  r.sessionId = "gone";
-  r.execId = "e1";
-  r.argv = {"sleep", "60"};
-  r.env = {{"PATH", "/usr/bin:/bin"}};
-  r.cwd = "/";
-  r.stdio = {in, out.fds[1], err.fds[1]};
-  l.plugin->exec(r);
-  ::close(in);
-  out.closeWrite();
-  err.closeWrite();
+  startIn(l, "gone", "e1", {"sleep", "60"}, out, err);
   l.plugin->destroy("gone");
   auto exit = l.sink.exitOf("e1", std::chrono::seconds(10));
   BOOST_REQUIRE(exit);
@@ -445,18 +431,7 @@ BOOST_AUTO_TEST_CASE(a_sandbox_killed_from_outside_is_reported_once) {
   Loaded l;
   auto details = l.plugin->launch(request("busy", minimalPolicy(tree.dir("work")), tree));
   Pipe out, err;
-  int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  ExecRequest r;
-  r.sessionId = "busy";
-  r.execId = "e1";
-  r.argv = {"sleep", "60"};
-  r.env = {{"PATH", "/usr/bin:/bin"}};
-  r.cwd = "/";
-  r.stdio = {in, out.fds[1], err.fds[1]};
-  l.plugin->exec(r);
-  ::close(in);
-  out.closeWrite();
-  err.closeWrite();
+  startIn(l, "busy", "e1", {"sleep", "60"}, out, err);
   BOOST_REQUIRE_EQUAL(::kill(static_cast<pid_t>(details.at("bwrapPid").as_int64()), SIGKILL), 0);
   auto exit = l.sink.exitOf("e1", std::chrono::seconds(10));
   BOOST_REQUIRE(exit);
