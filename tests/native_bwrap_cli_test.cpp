@@ -213,7 +213,21 @@ BOOST_AUTO_TEST_CASE(denials_become_violation_events_and_stderr_passes_through) 
              plain.err);
 }
 
-BOOST_AUTO_TEST_CASE(the_network_bridge_outlasts_a_command_that_holds_every_descriptor) {
+// The helper of a sanitizer build cannot run out of descriptors and still
+// tell right from wrong: UBSan's vptr check probes memory through a pipe, so
+// with no descriptor free every virtual call is reported as a bad object.
+boost::test_tools::assertion_result helperNotSanitized(boost::unit_test::test_unit_id) {
+#if defined(__SANITIZE_ADDRESS__)
+  boost::test_tools::assertion_result r(false);
+  r.message() << "not in a sanitizer build (its runtime needs descriptors this test takes away)";
+  return r;
+#else
+  return true;
+#endif
+}
+
+BOOST_AUTO_TEST_CASE(the_network_bridge_outlasts_a_command_that_holds_every_descriptor,
+                     *boost::unit_test::precondition(helperNotSanitized)) {
   // The command opens connection after connection to the bridge on loopback
   // and keeps them, until the helper (pid 1) has no descriptor left to accept
   // with. The helper must then wait rather than retry at full speed (the
