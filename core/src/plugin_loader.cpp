@@ -61,8 +61,8 @@ boost::json::value LoadedPlugin::takeReply(int rc, char *reply, std::string_view
       if (auto *c = value.get_object().if_contains("cause"); c && c->is_string())
         request = c->get_string() == "request";
     }
-    // The request could not be carried out as asked: the caller's to fix.
-    if (request) throw LaunchRefused(info_.name + ": " + message);
+    // A launch that could not be carried out as asked: the caller's to fix.
+    if (request && what == "launch") throw LaunchRefused(info_.name + ": " + message);
     throw BackendError(info_.name + ": " + std::string(what) + " failed: " + message);
   }
   return value;

@@ -45,9 +45,9 @@ class Host {
   const ccsandbox_host_t *table_;
 };
 
-// Thrown by a plugin when the request itself cannot be carried out as asked
-// (a bind whose source does not exist), as opposed to a failure of the host
-// or the backend. The reply says so ({"error": …, "cause": "request"}): the
+// Thrown by a plugin's launch() when the request itself cannot be carried out
+// as asked (a bind whose source does not exist), as opposed to a failure of
+// the host or the backend. The reply says so ({"error": …, "cause": "request"}): the
 // host reports it to the caller as a refused launch, and does not take it as
 // a sign that the host changed.
 class RequestError : public std::runtime_error {
