@@ -33,7 +33,10 @@ extern "C" {
 #define CCSANDBOX_BACKEND_SYMBOL "ccsandbox_backend_v1"
 
 /* Return codes of the table's calls. On CCSANDBOX_ERR the reply, if any, is a
- * JSON object {"error": "<message a user can act on>"}. */
+ * JSON object {"error": "<message a user can act on>"}; a `launch` whose
+ * request cannot be carried out as asked (not a failure of the host or the
+ * backend) adds "cause": "request", and the host reports a refused launch.
+ * Hosts that predate the field read it as a failure, which is also safe. */
 #define CCSANDBOX_OK 0
 #define CCSANDBOX_ERR 1
 
