@@ -76,6 +76,26 @@ std::vector<std::string> ancestorsOf(const std::string &path) {
   return out;
 }
 
+const PathResolver::Component &PathResolver::lookup(const std::string &hostPath) const {
+  if (auto it = seen_.find(hostPath); it != seen_.end()) return it->second;
+  Component c;
+  struct stat st {};
+  if (::lstat(hostPath.c_str(), &st) != 0) {
+    c.error = errno;
+  } else if (S_ISLNK(st.st_mode)) {
+    c.link = true;
+    std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 255) + 1, '\0');
+    ssize_t n = ::readlink(hostPath.c_str(), target.data(), target.size());
+    if (n < 0 || static_cast<std::size_t>(n) >= target.size()) {
+      c.error = n < 0 ? errno : ENAMETOOLONG;
+    } else {
+      target.resize(static_cast<std::size_t>(n));
+      c.target = std::move(target);
+    }
+  }
+  return seen_.emplace(hostPath, std::move(c)).first->second;
+}
+
 std::optional<std::string> PathResolver::resolve(const std::string &path) const {
   std::vector<std::string> done;  // resolved components so far, from the root
   auto todo = components(path);
@@ -92,21 +112,17 @@ std::optional<std::string> PathResolver::resolve(const std::string &path) const 
     }
     done.push_back(c);
     if (missing) continue;
-    std::string here = root_ + join(done);
-    struct stat st {};
-    if (::lstat(here.c_str(), &st) != 0) {
-      if (errno == ENOENT || errno == ENOTDIR) {
+    const Component &here = lookup(root_ + join(done));
+    if (here.error != 0 && !here.link) {
+      if (here.error == ENOENT || here.error == ENOTDIR) {
         missing = true;
         continue;
       }
       return std::nullopt;
     }
-    if (!S_ISLNK(st.st_mode)) continue;
-    if (++hops > kMaxSymlinkHops) return std::nullopt;
-    std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 255) + 1, '\0');
-    ssize_t n = ::readlink(here.c_str(), target.data(), target.size());
-    if (n < 0 || static_cast<std::size_t>(n) >= target.size()) return std::nullopt;
-    target.resize(static_cast<std::size_t>(n));
+    if (!here.link) continue;
+    if (here.error != 0 || ++hops > kMaxSymlinkHops) return std::nullopt;
+    const std::string target = here.target;  // `done` changes below
     done.pop_back();
     if (!target.empty() && target[0] == '/') done.clear();
     auto next = components(target);

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ccsandbox {
@@ -31,6 +32,13 @@ std::vector<std::string> ancestorsOf(const std::string &path);
 
 // Resolves paths against the file system under `root` ("" is the real root; a
 // test passes a temp tree and the tree is then treated like a chroot).
+//
+// What it learns about each component (a directory, a link and its target,
+// missing) is kept for the resolver's life: one policy compiles hundreds of
+// paths under the same few directories (the home, its dot-directories), and
+// looking each prefix up once instead of per path is most of the compile's
+// system calls. A resolver is meant for one compile, on one thread; make a new
+// one to see later changes to the file system.
 class PathResolver {
  public:
   explicit PathResolver(std::string root = "") : root_(std::move(root)) {}
@@ -52,7 +60,15 @@ class PathResolver {
   std::string onHost(const std::string &path) const { return root_ + path; }
 
  private:
+  struct Component {
+    int error = 0;       // lstat's errno; 0 when it exists
+    bool link = false;   // a symlink, whose target follows
+    std::string target;  // empty with `error` set: readlink failed
+  };
+  const Component &lookup(const std::string &hostPath) const;
+
   std::string root_;
+  mutable std::unordered_map<std::string, Component> seen_;
 };
 
 }  // namespace ccsandbox
