@@ -16,8 +16,10 @@ constexpr const char *kPolicyUsage = R"(usage: ccsandbox policy [launch options]
 
 Prints the policy `ccsandbox run` with the same options would compile, the
 backend the launch would be routed to, and whether that backend can enforce
-it. Nothing is launched. The session's temp dir is shown as
-<runtime dir>/ccsandbox-XXXXXX/tmp; a launch creates it with a fresh name.
+it. Nothing is launched. The sandbox's /tmp is shown as
+<temp dir>/ccsandbox-tmp-XXXXXX (<temp dir>/ccsandbox-XXXXXX/tmp where the
+session directories are made in the temp dir too); a launch creates it with a
+fresh name.
 
 )";
 

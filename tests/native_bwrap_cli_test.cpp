@@ -429,13 +429,14 @@ BOOST_AUTO_TEST_CASE(kill_9_of_ccsandbox_leaves_no_sandbox_process) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   std::mt19937 rng{std::random_device{}()};
   std::string token = "1000." + std::to_string(100000 + rng() % 800000);
-  // The session's runtime directory goes here, where the test can see it.
-  std::string base = tree.dir("runtime");
+  // The session's runtime directory goes here, and the sandbox's /tmp there,
+  // where the test can see them.
+  std::string base = tree.dir("runtime"), temp = tree.dir("temp");
   pid_t cli = ::fork();
   if (cli == 0) {
     ::chdir(tree.path().c_str());
-    ::setenv("TMPDIR", base.c_str(), 1);
-    ::unsetenv("XDG_RUNTIME_DIR");
+    ::setenv("TMPDIR", temp.c_str(), 1);
+    ::setenv("XDG_RUNTIME_DIR", base.c_str(), 1);
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(devnull, 0);
     ::dup2(devnull, 1);
@@ -482,20 +483,26 @@ BOOST_AUTO_TEST_CASE(kill_9_of_ccsandbox_leaves_no_sandbox_process) {
   BOOST_TEST(pidsWithCmdline(std::string("sleep\0", 6) + token).empty());
   for (pid_t p : left) ::kill(p, SIGKILL);
 
-  // No destructor ran: the dead session's directory is still there, and the
-  // next session of the user removes it (its lock is free).
+  // No destructor ran: the dead session's directory and its sandbox /tmp are
+  // still there, and the next session of the user removes them (the lock is free).
   auto sessionDirs = [&] {
     std::vector<std::string> out;
     for (const auto &e : std::filesystem::directory_iterator(base))
       if (std::filesystem::exists(e.path() / ".session-lock")) out.push_back(e.path());
     return out;
   };
+  auto entries = [](const std::string &dir) {
+    return std::distance(std::filesystem::directory_iterator(dir),
+                         std::filesystem::directory_iterator());
+  };
   BOOST_TEST(sessionDirs().size() == 1u);
+  BOOST_TEST(entries(temp) == 1);
   ChildOptions o;
   o.cwd = tree.path();
-  o.unsetEnv = {"CC_SERVER_SANDBOX", "CCSANDBOX_PLUGIN_PATH", "XDG_RUNTIME_DIR"};
-  o.setEnv = {{"TMPDIR", base}};
+  o.unsetEnv = {"CC_SERVER_SANDBOX", "CCSANDBOX_PLUGIN_PATH"};
+  o.setEnv = {{"TMPDIR", temp}, {"XDG_RUNTIME_DIR", base}};
   auto next = runChild({kCli, "run", "--no-filename-rules", "--", "true"}, o);
   BOOST_TEST(next.status == 0, next.err);
   BOOST_TEST(sessionDirs().empty());
+  BOOST_TEST(entries(temp) == 0);
 }

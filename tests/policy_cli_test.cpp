@@ -52,16 +52,22 @@ EffectivePolicy policyJson(std::vector<std::string> args, const ChildOptions &op
   return decodeEffectivePolicy(boost::json::parse(r.out));
 }
 
-// Replaces the session's real directory name (ccsandbox-<random>) by the
+// Replaces the random part of the sandbox's temp dir (ccsandbox-<random>/tmp,
+// or ccsandbox-tmp-<random> where the session directory is elsewhere) by the
 // placeholder `policy` shows, in the literal and the resolved forms alike, then
 // re-sorts, so the two policies compare field by field.
 EffectivePolicy withPlaceholderTempDir(EffectivePolicy p) {
-  auto at = p.tempDir.find("/ccsandbox-");
-  BOOST_REQUIRE(at != std::string::npos);
-  std::string real = p.tempDir.substr(at, p.tempDir.find('/', at + 1) - at);
+  const auto start = p.tempDir.rfind("/ccsandbox-");
+  BOOST_REQUIRE(start != std::string::npos);
+  auto at = start + std::string("/ccsandbox-").size();
+  if (p.tempDir.compare(at, 4, "tmp-") == 0) at += 4;
+  BOOST_REQUIRE(p.tempDir.size() >= at + 6);
+  // The name alone: a resolved form may reach it through another path.
+  const std::string real = p.tempDir.substr(start, at + 6 - start);
+  const std::string shown = p.tempDir.substr(start, at - start) + "XXXXXX";
   auto swap = [&](std::string &s) {
     for (auto i = s.find(real); i != std::string::npos; i = s.find(real, i + 1))
-      s.replace(i, real.size(), "/ccsandbox-XXXXXX");
+      s.replace(i, real.size(), shown);
   };
   for (auto *list : {&p.writeRoots, &p.writeDeny, &p.unlinkDeny}) {
     for (auto &s : *list) swap(s);

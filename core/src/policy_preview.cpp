@@ -13,7 +13,7 @@ extern char **environ;
 namespace ccsandbox {
 
 std::string previewTempDir() {
-  return RuntimeDir::baseDir() + "/ccsandbox-XXXXXX/tmp";
+  return RuntimeDir::tempDirPlaceholder();
 }
 
 namespace {

@@ -252,7 +252,7 @@ std::shared_ptr<Session> Runtime::launch(LaunchOptions options) {
   setup.spec = options.spec;
   setup.runtimeDir = std::make_unique<RuntimeDir>();
   HostFacts facts = hostFacts();
-  facts.tempDir = setup.runtimeDir->makeSubdir("tmp");
+  facts.tempDir = setup.runtimeDir->makeTempDir();
   facts.trustedFiles = impl_->trustedFiles;
   setup.policy = compilePolicy(options.spec, options.kind, facts, options.policy);
   checkEnforceable(plugin->info(), setup.policy);

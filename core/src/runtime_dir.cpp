@@ -2,8 +2,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <vector>
 
@@ -21,16 +24,63 @@ namespace ccsandbox {
 namespace {
 
 constexpr const char *kPrefix = "ccsandbox-";
+constexpr const char *kTempPrefix = "ccsandbox-tmp-";
 constexpr std::size_t kRandomPart = 6;  // mkdtemp's XXXXXX
 constexpr const char *kLock = ".session-lock";
+constexpr const char *kTemp = "tmp";  // the sandbox's /tmp, or the link to it
 
-bool sessionDirName(const char *name) {
-  std::size_t prefix = std::strlen(kPrefix);
-  if (std::strncmp(name, kPrefix, prefix) != 0 || std::strlen(name) != prefix + kRandomPart)
-    return false;
-  for (const char *c = name + prefix; *c; ++c)
+// `prefix` followed by exactly the random part: what mkdtemp made from our template.
+bool madeName(const char *name, const char *prefix) {
+  std::size_t n = std::strlen(prefix);
+  if (std::strncmp(name, prefix, n) != 0 || std::strlen(name) != n + kRandomPart) return false;
+  for (const char *c = name + n; *c; ++c)
     if (!std::isalnum(static_cast<unsigned char>(*c))) return false;
   return true;
+}
+
+bool sessionDirName(const char *name) {
+  return madeName(name, kPrefix);
+}
+
+// A directory we may create entries in.
+bool writableDir(const std::string &path, const struct stat &st) {
+  return S_ISDIR(st.st_mode) && ::access(path.c_str(), W_OK | X_OK) == 0;
+}
+
+std::optional<std::string> privateDir(const char *path) {
+  struct stat st {};
+  if (!path || *path != '/' || ::stat(path, &st) != 0 || !writableDir(path, st)) return {};
+  return std::string(path);
+}
+
+// /dev/shm: shared like /tmp, so only when sticky (no one else may rename or
+// remove what we make there) and really in memory.
+std::optional<std::string> sharedMemoryDir() {
+  constexpr const char *kShm = "/dev/shm";
+  struct stat st {};
+  struct statfs fs {};
+  if (::stat(kShm, &st) != 0 || !writableDir(kShm, st) || !(st.st_mode & S_ISVTX) ||
+      ::statfs(kShm, &fs) != 0 || fs.f_type != TMPFS_MAGIC)
+    return {};
+  return std::string(kShm);
+}
+
+// The temp dir a session directory's `tmp` link names, when it is one of ours
+// to remove: absolute, named as we name them, a directory of this user.
+std::optional<std::string> linkedTempDir(int sessionDir) {
+  char target[4096];
+  ssize_t n = ::readlinkat(sessionDir, kTemp, target, sizeof target - 1);
+  if (n <= 0) return {};
+  target[n] = '\0';
+  std::string path(target);
+  auto slash = path.rfind('/');
+  if (path[0] != '/' || slash == std::string::npos ||
+      !madeName(path.c_str() + slash + 1, kTempPrefix))
+    return {};
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+    return {};
+  return path;
 }
 
 struct DirCloser {
@@ -40,16 +90,26 @@ struct DirCloser {
 }  // namespace
 
 std::string RuntimeDir::baseDir() {
-  // XDG_RUNTIME_DIR is per-user and private; otherwise the temp dir, where
-  // mkdtemp's fresh 0700 name is what keeps others out.
-  for (const char *var : {"XDG_RUNTIME_DIR", "TMPDIR"}) {
-    const char *v = std::getenv(var);
-    struct stat st {};
-    if (v && *v == '/' && ::stat(v, &st) == 0 && S_ISDIR(st.st_mode) &&
-        ::access(v, W_OK | X_OK) == 0)
-      return v;
-  }
+  // Per-user and private first; then memory shared like /tmp, where mkdtemp's
+  // fresh 0700 name is what keeps others out; then the temp dir.
+  const std::string runUser = "/run/user/" + std::to_string(::geteuid());
+  struct stat st {};
+  if (auto xdg = privateDir(std::getenv("XDG_RUNTIME_DIR"))) return *xdg;
+  if (::stat(runUser.c_str(), &st) == 0 && st.st_uid == ::geteuid() && !(st.st_mode & 0077))
+    if (auto run = privateDir(runUser.c_str())) return *run;
+  if (auto shm = sharedMemoryDir()) return *shm;
+  return tempBaseDir();
+}
+
+std::string RuntimeDir::tempBaseDir() {
+  if (auto tmp = privateDir(std::getenv("TMPDIR"))) return *tmp;
   return "/tmp";
+}
+
+std::string RuntimeDir::tempDirPlaceholder() {
+  const std::string base = baseDir(), temp = tempBaseDir();
+  if (base == temp) return base + "/" + kPrefix + std::string(kRandomPart, 'X') + "/" + kTemp;
+  return temp + "/" + kTempPrefix + std::string(kRandomPart, 'X');
 }
 
 RuntimeDir::RuntimeDir() {
@@ -84,8 +144,28 @@ std::string RuntimeDir::makeSubdir(const std::string &name) const {
   return sub;
 }
 
+std::string RuntimeDir::makeTempDir() {
+  const std::string temp = tempBaseDir();
+  if (temp == std::filesystem::path(path_).parent_path().string()) return makeSubdir(kTemp);
+  if (!outsideTemp_.empty()) return outsideTemp_;
+  std::string tmpl = temp + "/" + kTempPrefix + std::string(kRandomPart, 'X');
+  if (!::mkdtemp(tmpl.data()))
+    throw std::system_error(errno, std::generic_category(),
+                            "cannot create the sandbox's /tmp under " + temp);
+  // Linked before anything is written in it: a session killed from here on
+  // leaves a link its sweeper follows.
+  if (::symlink(tmpl.c_str(), (path_ + "/" + kTemp).c_str()) != 0) {
+    int e = errno;
+    ::rmdir(tmpl.c_str());
+    throw std::system_error(e, std::generic_category(), "cannot record " + tmpl + " in " + path_);
+  }
+  outsideTemp_ = tmpl;
+  return outsideTemp_;
+}
+
 RuntimeDir::~RuntimeDir() {
   std::error_code ec;
+  if (!outsideTemp_.empty()) std::filesystem::remove_all(outsideTemp_, ec);
   std::filesystem::remove_all(path_, ec);
 }
 
@@ -105,6 +185,11 @@ int RuntimeDir::removeAbandoned(const std::string &base) {
     if (!lock) continue;
     if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) continue;  // its session is alive
     std::error_code ec;
+    {
+      UniqueFd session(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!session) continue;
+      if (auto temp = linkedTempDir(session.get())) std::filesystem::remove_all(*temp, ec);
+    }
     std::filesystem::remove_all(path, ec);
     if (!ec) ++removed;
   }
