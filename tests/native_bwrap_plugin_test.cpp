@@ -400,9 +400,52 @@ BOOST_AUTO_TEST_CASE(destroy_ends_every_process_and_reports_running_commands) {
   auto exit = l.sink.exitOf("e1", std::chrono::seconds(10));
   BOOST_REQUIRE(exit);
   BOOST_TEST(exit->signal.value_or(0) == SIGKILL);
-  BOOST_TEST(out.readAll().empty());                      // EOF: sleep is gone
-  BOOST_TEST((::kill(bwrap, 0) != 0 && errno == ESRCH));  // reaped, not a zombie
-  l.plugin->destroy("gone");                              // idempotent
+  BOOST_TEST(out.readAll().empty());  // EOF: sleep is gone
+  // Bubblewrap exits after the helper said every process inside was reaped,
+  // and the plugin reaps it off the caller's time: gone soon, not a zombie.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (::kill(bwrap, 0) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  BOOST_TEST((::kill(bwrap, 0) != 0 && errno == ESRCH));
+  l.plugin->destroy("gone");  // idempotent
+}
+
+BOOST_AUTO_TEST_CASE(destroy_returns_once_nothing_of_the_sandbox_runs) {
+  // A command that left a daemon behind in a session of its own, outside its
+  // process group: when destroy returns, that is gone too (the helper reaped
+  // everything before it answered), though bubblewrap may still be exiting.
+  TempTree tree;
+  Loaded l;
+  l.plugin->launch(request("daemon", minimalPolicy(tree.dir("work")), tree));
+  // The shell waits until its child leads a session of its own (field 6 of
+  // /proc/PID/stat), so ending the shell's process group does not take it.
+  auto r = runIn(l, "daemon", "e1",
+                 {"/bin/sh", "-c",
+                  "setsid sleep 987 </dev/null >/dev/null 2>&1 & p=$!; "
+                  "until [ \"$(cut -d' ' -f6 /proc/$p/stat)\" = \"$p\" ]; do :; done"});
+  BOOST_REQUIRE_EQUAL(r.exit.exitCode.value_or(-1), 0);
+  // Its pid inside is of no use here: find it on the host by its command line
+  // (a duration no other test uses).
+  auto sleepers = [] {
+    int n = 0;
+    for (const auto &e : std::filesystem::directory_iterator("/proc")) {
+      std::ifstream cmd(e.path() / "cmdline");
+      std::string line;
+      std::getline(cmd, line, '\0');
+      std::string arg;
+      std::getline(cmd, arg, '\0');
+      if (line == "sleep" && arg == "987") ++n;
+    }
+    return n;
+  };
+  // setsid may not have exec'd sleep yet when the shell ends.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int before = 0;
+  while ((before = sleepers()) < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  BOOST_REQUIRE_GE(before, 1);
+  l.plugin->destroy("daemon");
+  BOOST_TEST(sleepers() == before - 1);
 }
 
 BOOST_AUTO_TEST_CASE(a_command_line_larger_than_a_socket_buffer_reaches_the_helper_whole) {

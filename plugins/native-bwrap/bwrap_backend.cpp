@@ -118,6 +118,10 @@ class BwrapBackend final : public sdk::Backend {
       sessions_.erase(it);
     }
     session->destroy();
+    // Nothing of the sandbox runs now; bubblewrap and the helper exit on
+    // their own, and are reaped on the spawner thread instead of the caller's
+    // time (the plugin's shutdown waits for them, behind that thread's queue).
+    spawner_.start([session] { session->reap(); });
   }
 
  private:

@@ -96,6 +96,7 @@ BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
 
 BwrapSession::~BwrapSession() {
   destroy();
+  reap();
 }
 
 void BwrapSession::waitReady(int output) {
@@ -267,6 +268,8 @@ void BwrapSession::readLoop() {
         events_.log(sdk::LogLevel::error, "session " + sessionId_ + ": " + e.what());
         controlOpen = false;
       }
+      // `gone`: nothing of the sandbox runs any more, and the helper exits.
+      if (controlOpen && m.type == MessageType::gone) controlOpen = false;
       if (controlOpen) onMessage(m);
       for (int fd : m.fds) ::close(fd);
     }
@@ -286,6 +289,11 @@ void BwrapSession::readLoop() {
   for (const auto &id : orphaned)
     emitExit(id, 128 + SIGKILL, SIGKILL,
              destroyed ? "" : "the sandbox ended unexpectedly (its helper exited)");
+  {
+    std::lock_guard lock(mutex_);
+    readerDone_ = true;
+  }
+  readerEnded_.notify_all();
 }
 
 void BwrapSession::destroy() {
@@ -294,11 +302,21 @@ void BwrapSession::destroy() {
     if (destroyed_) return;
     destroyed_ = true;
   }
-  // EOF on the channel: the helper kills everything inside and exits, and
-  // when init exits the kernel ends whatever is left in the namespace.
+  // EOF on the channel: the helper kills everything inside, reaps it, says
+  // `gone` and exits; when init exits the kernel ends whatever is left.
   ::shutdown(control_.get(), SHUT_WR);
-  if (bwrap_ && !bwrap_->waitFor(kExitGrace)) bwrap_->kill();  // the helper dies with bwrap
+  bool ended;
+  {
+    std::unique_lock lock(mutex_);
+    ended = readerEnded_.wait_for(lock, kExitGrace, [&] { return readerDone_; });
+  }
+  // A helper that does not answer goes with bubblewrap (--die-with-parent).
+  if (!ended && bwrap_) bwrap_->kill();
   if (reader_.joinable()) reader_.join();
+}
+
+void BwrapSession::reap() {
+  if (bwrap_ && !bwrap_->waitFor(kExitGrace)) bwrap_->kill();
 }
 
 }  // namespace ccsandbox::bwrap

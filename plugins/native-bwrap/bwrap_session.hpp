@@ -13,6 +13,7 @@
 
 #include "ccsandbox/backend.hpp"
 
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -42,8 +43,13 @@ class BwrapSession {
   boost::json::object details() const;
   void exec(const ExecRequest &request);
   void signal(const SignalRequest &request);
-  // Ends every process of the sandbox and waits for it. Idempotent.
+  // Ends every process of the sandbox and returns once the helper has reaped
+  // them all and said so (or, past a grace period, once bubblewrap is killed).
+  // Idempotent. Bubblewrap and the helper exit right after: reap() waits for that.
   void destroy();
+  // Waits for bubblewrap to exit (killing it past a grace period) and reaps it.
+  // Idempotent; the destructor runs it too.
+  void reap();
 
  private:
   void waitReady(int output);
@@ -58,9 +64,11 @@ class BwrapSession {
   UniqueFd output_;  // bwrap's and the helper's stderr
   std::optional<BwrapProcess> bwrap_;
   std::thread reader_;
-  std::mutex mutex_;               // sends, pending_, destroyed_
+  std::mutex mutex_;  // sends, pending_, destroyed_, readerDone_
+  std::condition_variable readerEnded_;
   std::set<std::string> pending_;  // commands sent and not yet reported
   bool destroyed_ = false;
+  bool readerDone_ = false;  // the helper said `gone`, or its channel closed
   std::string bwrapPath_;
   std::vector<std::string> args_;  // the plan as one command line, for details()
   bool confined_ = false;          // every command runs under Landlock and the supervisor

@@ -34,6 +34,10 @@ enum class MessageType : std::uint8_t {
   exited = 13,     // execId, exit code (128+n for signal n), signal number or 0
   log = 14,        // a line for the host's log
   violation = 15,  // execId, action, target, reason: a call the supervisor refused
+  // The answer to the end of the plugin's stream: every other process of the
+  // sandbox has ended and been reaped; the helper exits next (bubblewrap and
+  // the namespaces follow it without anything of the sandbox left to run).
+  gone = 16,
 };
 
 struct Message {

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -84,7 +85,7 @@ class Helper {
                           } catch (const std::exception &e) {
                             std::cerr << "ccsandbox-bwrap-helper: " << e.what() << "\n";
                           }
-                          if (!more) return shutdown();
+                          if (!more) return endSession();
                           handle(m);
                           for (int fd : m.fds) ::close(fd);
                           waitForControl();
@@ -242,6 +243,24 @@ class Helper {
     ::_exit(0);
   }
 
+  // The plugin closed its end (destroy): end every process, reap them all, so
+  // that `gone` tells it nothing of the sandbox runs any more. It need not wait
+  // for our own exit and bubblewrap's (the namespaces going), which follow.
+  [[noreturn]] void endSession() {
+    ::kill(-1, SIGKILL);
+    for (;;) {
+      int status = 0;
+      if (::waitpid(-1, &status, __WALL) < 0 && errno != EINTR) break;  // ECHILD: none left
+    }
+    try {
+      std::lock_guard lock(sendMutex_);
+      sendMessage(controlFd_, {MessageType::gone, {}, {}});
+    } catch (const std::exception &) {
+      // The plugin is gone too: nobody to tell.
+    }
+    ::_exit(0);
+  }
+
   int controlFd_;
   asio::io_context io_;
   asio::posix::stream_descriptor control_;
@@ -258,6 +277,7 @@ class Helper {
 int usage(const std::string &why) {
   std::cerr << "ccsandbox-bwrap-helper: " << why
             << "\nusage: ccsandbox-bwrap-helper --control-fd N\n"
+
                "It runs as pid 1 inside a sandbox started by the native-bwrap plugin; it is not "
                "meant to be run by hand.\n";
   return 2;
