@@ -9,10 +9,18 @@
 #include "ccsandbox/confine/write_judge.hpp"
 #include "ccsandbox/effective_policy.hpp"
 
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <set>
 
 using namespace ccsandbox;
 using namespace ccsandbox::confine;
@@ -92,6 +100,112 @@ BOOST_AUTO_TEST_CASE(judge_applies_globs_deny_paths_and_roots) {
   // An unlinked file's magic link reads "… (deleted)": judged by its path.
   BOOST_CHECK(j.judge("/nonexistent-w/#12 (deleted)", NameChange::write).allowed);
   BOOST_CHECK(!j.judge("/etc/#12 (deleted)", NameChange::write).allowed);
+}
+
+namespace {
+
+// Runs the classic BPF program the way the kernel does for one call, for the
+// instructions the filter is made of; anything else fails the test.
+std::uint32_t runFilter(const std::vector<sock_filter> &prog, const seccomp_data &data) {
+  std::uint32_t a = 0;
+  for (std::size_t pc = 0; pc < prog.size(); ++pc) {
+    const sock_filter &i = prog[pc];
+    switch (i.code) {
+      case BPF_LD | BPF_W | BPF_ABS: {
+        BOOST_REQUIRE(i.k + 4 <= sizeof data);
+        std::memcpy(&a, reinterpret_cast<const char *>(&data) + i.k, 4);
+        break;
+      }
+      case BPF_JMP | BPF_JEQ | BPF_K: pc += a == i.k ? i.jt : i.jf; break;
+      case BPF_JMP | BPF_JGE | BPF_K: pc += a >= i.k ? i.jt : i.jf; break;
+      case BPF_JMP | BPF_JSET | BPF_K: pc += (a & i.k) ? i.jt : i.jf; break;
+      case BPF_RET | BPF_K: return i.k;
+      default: BOOST_FAIL("unexpected instruction " << i.code << " at " << pc);
+    }
+  }
+  BOOST_FAIL("the program ran off its end");
+  return 0;
+}
+
+std::uint32_t actionFor(const SupervisedFilter &f, int nr, std::uint64_t arg0 = 0,
+                        std::uint64_t arg1 = 0, std::uint64_t arg2 = 0,
+                        std::uint32_t arch = AUDIT_ARCH_X86_64) {
+  seccomp_data d{};
+  d.nr = nr;
+  d.arch = arch;
+  d.args[0] = arg0;
+  d.args[1] = arg1;
+  d.args[2] = arg2;
+  return runFilter(f.program(), d);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_filter_gives_every_call_the_documented_action) {
+  // The table of seccomp_filter.hpp, written out again here on purpose: the
+  // filter is a search tree now, and this is what it must still decide.
+  const std::uint32_t notify = SECCOMP_RET_USER_NOTIF, allow = SECCOMP_RET_ALLOW,
+                      enosys = SECCOMP_RET_ERRNO | ENOSYS, eperm = SECCOMP_RET_ERRNO | EPERM;
+  std::map<int, std::uint32_t> expected;
+  for (int nr :
+       {__NR_creat,    __NR_mkdir,    __NR_mkdirat,  __NR_mknod,     __NR_mknodat,   __NR_unlink,
+        __NR_unlinkat, __NR_rmdir,    __NR_truncate, __NR_rename,    __NR_renameat,  __NR_renameat2,
+        __NR_link,     __NR_linkat,   __NR_symlink,  __NR_symlinkat, __NR_umask,     __NR_setuid,
+        __NR_setgid,   __NR_setreuid, __NR_setregid, __NR_setgroups, __NR_setresuid, __NR_setresgid,
+        __NR_setfsuid, __NR_setfsgid, __NR_capset,   __NR_execve,    __NR_execveat})
+    expected[nr] = notify;
+  for (int nr : {__NR_openat2, __NR_clone3}) expected[nr] = enosys;
+  for (int nr : {__NR_io_uring_setup,
+                 __NR_io_uring_enter,
+                 __NR_io_uring_register,
+                 __NR_ptrace,
+                 __NR_process_vm_writev,
+                 __NR_open_by_handle_at,
+                 __NR_kexec_load,
+                 __NR_kexec_file_load,
+                 __NR_bpf,
+                 __NR_userfaultfd,
+                 __NR_mount,
+                 __NR_umount2,
+                 __NR_pivot_root,
+                 __NR_chroot,
+                 __NR_move_mount,
+                 __NR_open_tree,
+                 __NR_fsopen,
+                 __NR_fsconfig,
+                 __NR_fsmount,
+                 __NR_fspick,
+                 __NR_mount_setattr,
+                 __NR_setns})
+    expected[nr] = eperm;
+  const std::set<int> byArguments{__NR_open, __NR_openat, __NR_unshare, __NR_clone, __NR_seccomp};
+  SupervisedFilter f;
+  for (int nr = 0; nr < 1024; ++nr) {
+    if (byArguments.count(nr)) continue;
+    auto it = expected.find(nr);
+    BOOST_CHECK_MESSAGE(actionFor(f, nr) == (it == expected.end() ? allow : it->second),
+                        "syscall " << nr);
+  }
+  // Opens: only the flags that may write or create a name leave the kernel.
+  BOOST_CHECK_EQUAL(actionFor(f, __NR_openat, AT_FDCWD, 0, O_RDONLY | O_CLOEXEC), allow);
+  BOOST_CHECK_EQUAL(actionFor(f, __NR_openat, AT_FDCWD, 0, O_RDONLY | O_DIRECTORY), allow);
+  for (std::uint64_t flags : {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_TMPFILE})
+    BOOST_CHECK_EQUAL(actionFor(f, __NR_openat, AT_FDCWD, 0, flags), notify);
+  BOOST_CHECK_EQUAL(actionFor(f, __NR_open, 0, O_RDONLY), allow);
+  BOOST_CHECK_EQUAL(actionFor(f, __NR_open, 0, O_WRONLY | O_APPEND), notify);
+  // New user namespaces, a nested listener, processes sharing one umask.
+  BOOST_CHECK_EQUAL(actionFor(f, __NR_unshare, CLONE_NEWUSER | CLONE_NEWNS), eperm);
+  BOOST_CHECK_EQUAL(actionFor(f, __NR_unshare, CLONE_NEWNS), allow);
+  BOOST_CHECK_EQUAL(actionFor(f, __NR_clone, CLONE_NEWUSER), eperm);
+  BOOST_CHECK_EQUAL(actionFor(f, __NR_clone, CLONE_THREAD | CLONE_FS | CLONE_VM), allow);
+  BOOST_CHECK_EQUAL(actionFor(f, __NR_clone, CLONE_FS), notify);
+  BOOST_CHECK_EQUAL(actionFor(f, __NR_clone, SIGCHLD), allow);
+  BOOST_CHECK_EQUAL(
+      actionFor(f, __NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER), eperm);
+  BOOST_CHECK_EQUAL(actionFor(f, __NR_seccomp, SECCOMP_SET_MODE_FILTER, 0), allow);
+  // Other ABIs never reach the table.
+  BOOST_CHECK_EQUAL(actionFor(f, __NR_read, 0, 0, 0, AUDIT_ARCH_I386), SECCOMP_RET_KILL_PROCESS);
+  BOOST_CHECK_EQUAL(actionFor(f, __NR_read | 0x40000000), SECCOMP_RET_KILL_PROCESS);
 }
 
 BOOST_AUTO_TEST_CASE(filter_checks_the_architecture_first) {

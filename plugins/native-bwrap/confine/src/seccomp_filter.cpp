@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <map>
@@ -41,6 +42,20 @@ class Program {
   void jumpIfEqual(std::uint32_t k, const std::string &label) { jump(BPF_JEQ, k, label); }
   // if (A & k) goto label;
   void jumpIfAnyBit(std::uint32_t k, const std::string &label) { jump(BPF_JSET, k, label); }
+  // if (A >= k) goto label;
+  void jumpIfAtLeast(std::uint32_t k, const std::string &label) { jump(BPF_JGE, k, label); }
+
+  // Jumps to the label `table` gives the value in A, else returns `otherwise`:
+  // a binary search, not a chain. The kernel runs the program once per
+  // syscall number when the filter is installed (to learn which calls it may
+  // allow without running it), so a chain of N tests costs every command
+  // N times the table at its start; the search costs log N.
+  void dispatch(std::vector<std::pair<std::uint32_t, std::string>> table, std::uint32_t otherwise) {
+    std::sort(table.begin(), table.end());
+    for (std::size_t i = 1; i < table.size(); ++i)
+      if (table[i].first == table[i - 1].first) throw std::logic_error("bpf: a value twice");
+    search(table, 0, table.size(), otherwise);
+  }
   void label(const std::string &name) { labels_[name] = code_.size(); }
 
   std::vector<sock_filter> finish() {
@@ -59,7 +74,23 @@ class Program {
     fixups_.emplace_back(code_.size(), label);
     code_.push_back(BPF_JUMP(BPF_JMP | op | BPF_K, k, 0, 0));
   }
+  void search(const std::vector<std::pair<std::uint32_t, std::string>> &table, std::size_t from,
+              std::size_t to, std::uint32_t otherwise) {
+    if (to - from <= 4) {
+      for (std::size_t i = from; i < to; ++i) jumpIfEqual(table[i].first, table[i].second);
+      ret(otherwise);
+      return;
+    }
+    const std::size_t mid = from + (to - from) / 2;
+    const std::string upper = "search-" + std::to_string(++searches_);
+    jumpIfAtLeast(table[mid].first, upper);
+    search(table, from, mid, otherwise);
+    label(upper);
+    search(table, mid, to, otherwise);
+  }
+
   std::vector<sock_filter> code_;
+  std::size_t searches_ = 0;
   std::map<std::string, std::size_t> labels_;
   std::vector<std::pair<std::size_t, std::string>> fixups_;
 };
@@ -75,47 +106,50 @@ SupervisedFilter::SupervisedFilter() {
   p.load(offsetof(seccomp_data, nr));
   p.jumpIfAnyBit(kX32Bit, "kill");
 
-  p.jumpIfEqual(__NR_openat, "openat");
-  p.jumpIfEqual(__NR_open, "open");
-  for (int nr : {__NR_creat, __NR_mkdir, __NR_mkdirat, __NR_mknod, __NR_mknodat, __NR_unlink,
-                 __NR_unlinkat, __NR_rmdir, __NR_truncate, __NR_rename, __NR_renameat,
-                 __NR_renameat2, __NR_link, __NR_linkat, __NR_symlink, __NR_symlinkat})
-    p.jumpIfEqual(static_cast<std::uint32_t>(nr), "notify");
-  for (int nr : {__NR_openat2, __NR_clone3})
-    p.jumpIfEqual(static_cast<std::uint32_t>(nr), "enosys");
-  for (int nr : {__NR_io_uring_setup,
-                 __NR_io_uring_enter,
-                 __NR_io_uring_register,
-                 __NR_ptrace,
-                 __NR_process_vm_writev,
-                 __NR_open_by_handle_at,
-                 __NR_kexec_load,
-                 __NR_kexec_file_load,
-                 __NR_bpf,
-                 __NR_userfaultfd,
-                 __NR_mount,
-                 __NR_umount2,
-                 __NR_pivot_root,
-                 __NR_chroot,
-                 __NR_move_mount,
-                 __NR_open_tree,
-                 __NR_fsopen,
-                 __NR_fsconfig,
-                 __NR_fsmount,
-                 __NR_fspick,
-                 __NR_mount_setattr,
-                 __NR_setns})
-    p.jumpIfEqual(static_cast<std::uint32_t>(nr), "eperm");
+  std::vector<std::pair<std::uint32_t, std::string>> table;
+  auto to = [&](std::initializer_list<int> nrs, const char *label) {
+    for (int nr : nrs) table.emplace_back(static_cast<std::uint32_t>(nr), label);
+  };
+  to({__NR_openat}, "openat");
+  to({__NR_open}, "open");
+  to({__NR_creat, __NR_mkdir, __NR_mkdirat, __NR_mknod, __NR_mknodat, __NR_unlink, __NR_unlinkat,
+      __NR_rmdir, __NR_truncate, __NR_rename, __NR_renameat, __NR_renameat2, __NR_link, __NR_linkat,
+      __NR_symlink, __NR_symlinkat},
+     "notify");
+  to({__NR_openat2, __NR_clone3}, "enosys");
+  to({__NR_io_uring_setup,
+      __NR_io_uring_enter,
+      __NR_io_uring_register,
+      __NR_ptrace,
+      __NR_process_vm_writev,
+      __NR_open_by_handle_at,
+      __NR_kexec_load,
+      __NR_kexec_file_load,
+      __NR_bpf,
+      __NR_userfaultfd,
+      __NR_mount,
+      __NR_umount2,
+      __NR_pivot_root,
+      __NR_chroot,
+      __NR_move_mount,
+      __NR_open_tree,
+      __NR_fsopen,
+      __NR_fsconfig,
+      __NR_fsmount,
+      __NR_fspick,
+      __NR_mount_setattr,
+      __NR_setns},
+     "eperm");
   // Calls that change what the supervisor caches about a thread (umask,
   // credentials, a new program): they carry no path and are answered CONTINUE.
-  for (int nr : {__NR_umask, __NR_setuid, __NR_setgid, __NR_setreuid, __NR_setregid, __NR_setgroups,
-                 __NR_setresuid, __NR_setresgid, __NR_setfsuid, __NR_setfsgid, __NR_capset,
-                 __NR_execve, __NR_execveat})
-    p.jumpIfEqual(static_cast<std::uint32_t>(nr), "notify");
-  p.jumpIfEqual(__NR_unshare, "newuser-arg0");
-  p.jumpIfEqual(__NR_clone, "clone");
-  p.jumpIfEqual(__NR_seccomp, "seccomp");
-  p.ret(SECCOMP_RET_ALLOW);
+  to({__NR_umask, __NR_setuid, __NR_setgid, __NR_setreuid, __NR_setregid, __NR_setgroups,
+      __NR_setresuid, __NR_setresgid, __NR_setfsuid, __NR_setfsgid, __NR_capset, __NR_execve,
+      __NR_execveat},
+     "notify");
+  to({__NR_unshare}, "newuser-arg0");
+  to({__NR_clone}, "clone");
+  to({__NR_seccomp}, "seccomp");
+  p.dispatch(std::move(table), SECCOMP_RET_ALLOW);
 
   p.label("openat");
   p.load(argLow(2));
