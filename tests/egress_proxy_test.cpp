@@ -295,7 +295,7 @@ BOOST_AUTO_TEST_CASE(unix_socket_endpoints_serve_the_same_proxies) {
 }
 
 BOOST_AUTO_TEST_CASE(a_socket_directory_longer_than_a_socket_address_allows_still_works) {
-  // A long TMPDIR puts the session's sockets beyond the 108 bytes of a
+  // A long runtime directory puts the session's sockets beyond the 108 bytes of a
   // sockaddr_un: they are bound (and reached here) through the directory.
   ccsandbox::test::TempTree tree;
   const std::string dir = tree.dir(std::string(120, 'd'));

@@ -270,13 +270,14 @@ print(s.recv(12).decode())
   BOOST_TEST(r.out.find("HTTP/1.1 403") != std::string::npos, r.out);
 }
 
-BOOST_AUTO_TEST_CASE(a_long_tmpdir_still_gets_a_working_network_bridge) {
-  // The session's proxy sockets live under TMPDIR; a long one puts them past
-  // the 108 bytes of a socket address.
+BOOST_AUTO_TEST_CASE(a_long_runtime_dir_still_gets_a_working_network_bridge) {
+  // The session's proxy sockets live in its runtime directory, under
+  // XDG_RUNTIME_DIR when it is set; a long one puts them past the 108 bytes
+  // of a socket address.
   TempTree tree;
   const std::string tmp = tree.dir(std::string(100, 't'));
   auto r = cli({"run", "--", "curl", "-sS", "--max-time", "20", "http://refused.invalid/"},
-               tree.path(), {{"TMPDIR", tmp}});
+               tree.path(), {{"XDG_RUNTIME_DIR", tmp}, {"TMPDIR", tmp}});
   BOOST_TEST(r.status == 0, r.err);
   BOOST_TEST(r.out.find("refused.invalid:80 refused") != std::string::npos, r.out << r.err);
 }

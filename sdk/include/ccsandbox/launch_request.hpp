@@ -31,7 +31,9 @@ struct LaunchRequest {
   SandboxSpec spec;
   // The compiled policy. Plugins translate it; they never re-derive it from the spec.
   EffectivePolicy policy;
-  std::string runtimeDir;  // private, per-session directory the host created for the backend
+  // Private, per-session directory the host created for the backend's small
+  // pieces (often on a RAM-backed file system; commands write to policy.tempDir).
+  std::string runtimeDir;
 };
 
 struct StdioFds {
