@@ -270,6 +270,29 @@ print(s.recv(12).decode())
   BOOST_TEST(r.out.find("HTTP/1.1 403") != std::string::npos, r.out);
 }
 
+BOOST_AUTO_TEST_CASE(what_a_command_leaves_unremovable_in_tmp_goes_with_the_session) {
+  // Directories a command made read-only or unreadable in its /tmp: the
+  // session's end still removes everything (run unprivileged, where the modes
+  // bind; root passes them anyway), its runtime directory included.
+  TempTree tree;
+  const std::string temp = tree.dir("temp"), runtime = tree.dir("runtime");
+  auto r = cli({"run", "--", "sh", "-c",
+                "mkdir -p /tmp/ro/deep && touch /tmp/ro/deep/f && chmod 0500 /tmp/ro/deep && "
+                "chmod 0 /tmp/ro"},
+               tree.path(), {{"TMPDIR", temp}, {"XDG_RUNTIME_DIR", runtime}});
+  BOOST_TEST(r.status == 0, r.err);
+  // Everything of the session's: what stays in the runtime base is the probe
+  // cache (`ccsandbox`), never a session directory (`ccsandbox-XXXXXX`).
+  auto sessionEntries = [](const std::string &dir) {
+    int n = 0;
+    for (const auto &e : std::filesystem::directory_iterator(dir))
+      if (e.path().filename().string().rfind("ccsandbox-", 0) == 0) ++n;
+    return n;
+  };
+  BOOST_TEST(sessionEntries(temp) == 0);
+  BOOST_TEST(sessionEntries(runtime) == 0);
+}
+
 BOOST_AUTO_TEST_CASE(a_long_runtime_dir_still_gets_a_working_network_bridge) {
   // The session's proxy sockets live in its runtime directory, under
   // XDG_RUNTIME_DIR when it is set; a long one puts them past the 108 bytes

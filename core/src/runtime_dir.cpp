@@ -16,6 +16,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
+#include <stdexcept>
 #include <system_error>
 #include <vector>
 
@@ -87,6 +89,40 @@ struct DirCloser {
   void operator()(DIR *d) const { ::closedir(d); }
 };
 
+std::string randomPart() {
+  static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  static std::mutex mutex;
+  static std::mt19937_64 rng{std::random_device{}()};
+  std::lock_guard lock(mutex);
+  std::string out(kRandomPart, 'x');
+  for (auto &c : out) c = kChars[rng() % (sizeof kChars - 1)];
+  return out;
+}
+
+// Gives the owner back every right on `dir` and the directories beneath it
+// (not following links): a command may leave a directory it made read-only,
+// or unreadable, in its /tmp.
+void makeRemovable(const std::filesystem::path &dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add | fs::perm_options::nofollow,
+                  ec);
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_directory(ec) && !it->is_symlink(ec)) makeRemovable(it->path());
+}
+
+// remove_all, and again after makeRemovable() when a directory's mode stood in
+// the way. True when nothing is left.
+bool removeTree(const std::string &path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (!ec) return true;
+  makeRemovable(path);
+  ec.clear();
+  std::filesystem::remove_all(path, ec);
+  return !ec;
+}
+
 }  // namespace
 
 std::string RuntimeDir::baseDir() {
@@ -148,25 +184,33 @@ std::string RuntimeDir::makeTempDir() {
   const std::string temp = tempBaseDir();
   if (temp == std::filesystem::path(path_).parent_path().string()) return makeSubdir(kTemp);
   if (!outsideTemp_.empty()) return outsideTemp_;
-  std::string tmpl = temp + "/" + kTempPrefix + std::string(kRandomPart, 'X');
-  if (!::mkdtemp(tmpl.data()))
-    throw std::system_error(errno, std::generic_category(),
-                            "cannot create the sandbox's /tmp under " + temp);
-  // Linked before anything is written in it: a session killed from here on
-  // leaves a link its sweeper follows.
-  if (::symlink(tmpl.c_str(), (path_ + "/" + kTemp).c_str()) != 0) {
-    int e = errno;
-    ::rmdir(tmpl.c_str());
-    throw std::system_error(e, std::generic_category(), "cannot record " + tmpl + " in " + path_);
+  // The link first, then the directory it names: a session killed at any
+  // point leaves a dangling link or a linked directory, and its sweeper
+  // handles both. (mkdtemp would make the directory before the link.)
+  const std::string link = path_ + "/" + kTemp;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string candidate = temp + "/" + kTempPrefix + randomPart();
+    ::unlink(link.c_str());
+    if (::symlink(candidate.c_str(), link.c_str()) != 0)
+      throw std::system_error(errno, std::generic_category(),
+                              "cannot record the sandbox's /tmp in " + path_);
+    if (::mkdir(candidate.c_str(), 0700) == 0) {
+      outsideTemp_ = candidate;
+      return outsideTemp_;
+    }
+    if (errno != EEXIST)
+      throw std::system_error(errno, std::generic_category(),
+                              "cannot create the sandbox's /tmp under " + temp);
   }
-  outsideTemp_ = tmpl;
-  return outsideTemp_;
+  throw std::runtime_error("cannot create the sandbox's /tmp under " + temp +
+                           ": every name tried exists");
 }
 
 RuntimeDir::~RuntimeDir() {
-  std::error_code ec;
-  if (!outsideTemp_.empty()) std::filesystem::remove_all(outsideTemp_, ec);
-  std::filesystem::remove_all(path_, ec);
+  // Left behind only if it cannot be removed: the link stays with it, and a
+  // later sweep tries again once this session's lock is free.
+  if (!outsideTemp_.empty() && !removeTree(outsideTemp_)) return;
+  removeTree(path_);
 }
 
 int RuntimeDir::removeAbandoned(const std::string &base) {
@@ -184,14 +228,13 @@ int RuntimeDir::removeAbandoned(const std::string &base) {
     UniqueFd lock(::open((path + "/" + kLock).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
     if (!lock) continue;
     if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) continue;  // its session is alive
-    std::error_code ec;
     {
       UniqueFd session(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!session) continue;
-      if (auto temp = linkedTempDir(session.get())) std::filesystem::remove_all(*temp, ec);
+      // Its link goes with it only once the temp dir is gone.
+      if (auto temp = linkedTempDir(session.get()); temp && !removeTree(*temp)) continue;
     }
-    std::filesystem::remove_all(path, ec);
-    if (!ec) ++removed;
+    if (removeTree(path)) ++removed;
   }
   return removed;
 }
