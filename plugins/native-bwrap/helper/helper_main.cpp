@@ -277,7 +277,6 @@ class Helper {
 int usage(const std::string &why) {
   std::cerr << "ccsandbox-bwrap-helper: " << why
             << "\nusage: ccsandbox-bwrap-helper --control-fd N\n"
-
                "It runs as pid 1 inside a sandbox started by the native-bwrap plugin; it is not "
                "meant to be run by hand.\n";
   return 2;
