@@ -410,6 +410,99 @@ BOOST_AUTO_TEST_CASE(destroy_ends_every_process_and_reports_running_commands) {
   l.plugin->destroy("gone");  // idempotent
 }
 
+BOOST_AUTO_TEST_CASE(commands_start_in_children_confined_ahead_and_do_without_them) {
+  // The helper forks and confines the next command's process before the
+  // command comes (a spare: for the first command when the rules arrive, for
+  // later ones a little after each start). Whichever way a command starts,
+  // it is confined, and its violations carry its own execId; a spare that
+  // ends before its command comes is simply not used.
+  TempTree tree;
+  Loaded l;
+  const std::string work = tree.dir("work");
+  EffectivePolicy policy = minimalPolicy(work);
+  policy.writeDenyGlobs = {"*.pem"};
+  auto details = l.plugin->launch(request("spare", policy, tree));
+  const pid_t bwrap = static_cast<pid_t>(details.at("bwrapPid").as_int64());
+  // The helper's children on the host that are not running a command: spares.
+  auto spares = [&] {
+    std::vector<pid_t> out;
+    for (const auto &e : std::filesystem::directory_iterator("/proc")) {
+      const pid_t pid = static_cast<pid_t>(std::atoi(e.path().filename().c_str()));
+      if (pid <= 0) continue;
+      std::ifstream stat(e.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      auto close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(line.substr(close + 2));
+      char state;
+      pid_t ppid;
+      rest >> state >> ppid;
+      std::ifstream cmd(e.path() / "cmdline");
+      std::string argv0;
+      std::getline(cmd, argv0, '\0');
+      std::ifstream parentStat("/proc/" + std::to_string(ppid) + "/stat");
+      std::getline(parentStat, line);
+      close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream parentRest(line.substr(close + 2));
+      pid_t grandparent;
+      parentRest >> state >> grandparent;
+      if (grandparent == bwrap && argv0.find("ccsandbox-bwrap-helper") != std::string::npos)
+        out.push_back(pid);
+    }
+    return out;
+  };
+  auto waitForSpares = [&](std::size_t n) {
+    for (int i = 0; i < 500 && spares().size() != n; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return spares().size();
+  };
+  for (int round = 1; round <= 3; ++round) {
+    // Made for the first command when the rules arrived, then after each start.
+    BOOST_REQUIRE_EQUAL(waitForSpares(1), 1u);
+    // While it waits it holds nothing of the helper's (other commands'
+    // seccomp listeners, the control channel): its stdio and its two channels.
+    // And it is not dumpable: a process of the same uid (this test, run
+    // unprivileged, like a command) may not even list its fds.
+    for (pid_t spare : spares()) {
+      std::error_code ec;
+      std::filesystem::directory_iterator fds("/proc/" + std::to_string(spare) + "/fd", ec);
+      if (::geteuid() != 0) {
+        BOOST_TEST((ec == std::errc::permission_denied), "spare " << spare << ": " << ec.message());
+        continue;
+      }
+      BOOST_REQUIRE(!ec);
+      const auto n = std::distance(fds, std::filesystem::directory_iterator());
+      BOOST_TEST(n == 5, "spare " << spare << " holds " << n << " fds");
+    }
+    const std::string id = "e" + std::to_string(round);
+    auto r = runIn(l, "spare", id,
+                   {"sh", "-c",
+                    "echo x > " + work + "/" + id + ".pem; echo ok > " + work + "/" + id + ".txt"});
+    BOOST_TEST(r.exit.exitCode.value_or(-1) == 0, r.err);
+    BOOST_TEST(!std::filesystem::exists(work + "/" + id + ".pem"));
+    BOOST_TEST(test::readFile(work + "/" + id + ".txt") == "ok\n");
+    std::lock_guard lock(l.sink.mutex);
+    int mine = 0;
+    for (const auto &e : l.sink.events)
+      if (e.type == SandboxEventType::violation && e.violation &&
+          e.violation->target == work + "/" + id + ".pem")
+        mine += e.execId == id ? 1 : 100;
+    BOOST_TEST(mine == 1, "violations of " << id << " under its execId: " << mine);
+  }
+
+  // The next spare is killed before its command comes: the command starts
+  // the ordinary way, still confined.
+  BOOST_REQUIRE_EQUAL(waitForSpares(1), 1u);
+  for (pid_t spare : spares()) BOOST_REQUIRE_EQUAL(::kill(spare, SIGKILL), 0);
+  BOOST_TEST(waitForSpares(0) == 0u);
+  auto r = runIn(l, "spare", "e4", {"sh", "-c", "echo x > " + work + "/e4.pem; echo done"});
+  BOOST_TEST(r.out == "done\n", r.err);
+  BOOST_TEST(!std::filesystem::exists(work + "/e4.pem"));
+  l.plugin->destroy("spare");
+}
+
 BOOST_AUTO_TEST_CASE(destroy_returns_once_nothing_of_the_sandbox_runs) {
   // A command that left a daemon behind in a session of its own, outside its
   // process group: when destroy returns, that is gone too (the helper reaped

@@ -49,6 +49,18 @@ void CommandConfinement::prepare() {
 }
 
 ConfinementHooks CommandConfinement::prepareLaunch(const std::string &execId) {
+  return hooksFor(std::make_shared<ExecIdSlot>(execId));
+}
+
+CommandConfinement::SpareHooks CommandConfinement::prepareSpare() {
+  auto slot = std::make_shared<ExecIdSlot>();
+  SpareHooks spare;
+  spare.hooks = hooksFor(slot);
+  spare.name = [slot](const std::string &execId) { slot->set(execId); };
+  return spare;
+}
+
+ConfinementHooks CommandConfinement::hooksFor(std::shared_ptr<ExecIdSlot> execId) {
   prepare();
   auto launch = std::make_shared<Launch>(Launch{confinement_, UniqueFd(), UniqueFd()});
   std::tie(launch->parentEnd, launch->childEnd) = confine::ChildConfinement::channel();
@@ -68,7 +80,9 @@ ConfinementHooks CommandConfinement::prepareLaunch(const std::string &execId) {
       return;
     } catch (const std::exception &e) {
       // Its confinement failed: the launcher reports the errno, this the step.
-      onProblem_(execId + ": " + e.what());
+      const std::string id = execId->get();
+      onProblem_((id.empty() ? std::string("a command's child prepared ahead") : id) + ": " +
+                 e.what());
       return;
     }
     serve(execId, std::move(listener));
@@ -98,11 +112,11 @@ std::string CommandConfinement::execRefusal(const std::string &program) const {
          root;
 }
 
-void CommandConfinement::serve(const std::string &execId, UniqueFd listener) {
+void CommandConfinement::serve(std::shared_ptr<ExecIdSlot> execId, UniqueFd listener) {
   auto &s = served_.emplace_back();
   s.supervisor = std::make_unique<confine::Supervisor>(
       judge_, std::move(listener),
-      [this, execId](const confine::Violation &v) { onViolation_(execId, v); });
+      [this, execId](const confine::Violation &v) { onViolation_(execId->get(), v); });
   auto it = std::prev(served_.end());
   s.thread = std::thread([this, it] {
     try {

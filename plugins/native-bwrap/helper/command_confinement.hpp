@@ -24,6 +24,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -52,12 +53,39 @@ class CommandConfinement {
   // rules cannot be turned into kernel objects (the command is then not run).
   ConfinementHooks prepareLaunch(const std::string &execId);
 
+  // The same for a spare child (startSpare), whose command is not known yet:
+  // `name` gives its supervisor the command's execId, for its violation
+  // reports, before the command is sent to it.
+  struct SpareHooks {
+    ConfinementHooks hooks;
+    std::function<void(const std::string &execId)> name;
+  };
+  SpareHooks prepareSpare();
+
  private:
   struct Served {
     std::unique_ptr<confine::Supervisor> supervisor;
     std::thread thread;
   };
-  void serve(const std::string &execId, UniqueFd listener);
+  // The execId a supervisor reports violations under: set later for a spare.
+  class ExecIdSlot {
+   public:
+    explicit ExecIdSlot(std::string id = {}) : id_(std::move(id)) {}
+    void set(const std::string &id) {
+      std::lock_guard lock(mutex_);
+      id_ = id;
+    }
+    std::string get() const {
+      std::lock_guard lock(mutex_);
+      return id_;
+    }
+
+   private:
+    mutable std::mutex mutex_;
+    std::string id_;
+  };
+  ConfinementHooks hooksFor(std::shared_ptr<ExecIdSlot> execId);
+  void serve(std::shared_ptr<ExecIdSlot> execId, UniqueFd listener);
   // Why exec of `program` is refused by the rules (a write root without a
   // grant), for the user; empty when the rules do not refuse it.
   std::string execRefusal(const std::string &program) const;

@@ -5,6 +5,9 @@
 // exec happened is reported back over a close-on-exec socketpair, so "command
 // not found" is an answer, not a guess.
 //
+// A spare child (startSpare) is the same child forked and confined before
+// its command is known: the command then only crosses a socket.
+//
 // The confinement layer (Landlock, the seccomp filter) plugs in here:
 // `beforeExec` runs in the child last, just before exec; `afterFork` runs in
 // the helper as soon as the child exists, before waiting for its exec — the
@@ -12,10 +15,13 @@
 // serving the listener the child sends (over a channel of the hook's own).
 #pragma once
 
+#include "ccsandbox/unique_fd.hpp"
+
 #include <sys/types.h>
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,5 +53,24 @@ struct LaunchResult {
 };
 
 LaunchResult launchCommand(const LaunchSpec &spec, const ConfinementHooks &hooks);
+
+// A child forked and confined ahead of its command: `beforeExec` applied and
+// `afterFork` run (its supervisor serving) before any command is known, so
+// that starting one costs no fork, no confinement and no supervisor's start.
+// It waits, in a process group of its own, for the command; if `command` is
+// closed instead, it exits.
+struct SpareChild {
+  pid_t pid = -1;
+  UniqueFd command;  // the command goes here
+  UniqueFd report;   // closes on exec, or carries why the command could not start
+};
+
+// nullopt when the spare cannot be made (no fd or process left): the caller
+// launches the next command the ordinary way.
+std::optional<SpareChild> startSpare(const ConfinementHooks &hooks);
+
+// Runs `spec` in `spare`: the same result as launchCommand(), with `hooks`
+// those the spare was started with (for whyExecDenied).
+LaunchResult launchInSpare(SpareChild spare, const LaunchSpec &spec, const ConfinementHooks &hooks);
 
 }  // namespace ccsandbox::bwrap

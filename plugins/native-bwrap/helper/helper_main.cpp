@@ -10,9 +10,11 @@
 // As init of the sandbox's pid namespace it cannot be killed from inside (the
 // kernel drops signals to init that it has no handler for, SIGKILL included);
 // it reaps every orphan, starts the commands the plugin sends over the control
-// channel, reports how each ended, and relays loopback to the proxies. When
-// the control channel closes (destroy, or the core died) it ends everything:
-// when init exits, the kernel kills every process left in the namespace.
+// channel (in a child confined ahead when one waits: command_launcher.hpp),
+// reports how each ended, and relays loopback to the proxies. When the
+// control channel closes (destroy, or the core died) it ends everything,
+// reaps it and answers `gone`; when init exits, the kernel kills whatever is
+// left in the namespace.
 #include "command_confinement.hpp"
 #include "command_launcher.hpp"
 #include "control_channel.hpp"
@@ -21,6 +23,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -42,6 +45,9 @@ namespace asio = boost::asio;
 using namespace ccsandbox::bwrap;
 
 namespace {
+
+// How long after a command starts the next spare child is made.
+constexpr auto kSpareDelay = std::chrono::milliseconds(20);
 
 class Helper {
  public:
@@ -124,19 +130,30 @@ class Helper {
     for (const auto &[k, v] : policyEnv_) spec.env[k] = v;
     if (!spec.cwd.empty() && spec.env.count("PWD")) spec.env["PWD"] = spec.cwd;
     for (int i = 0; i < 3; ++i) spec.stdio[i] = m.fds[static_cast<std::size_t>(i)];
-    ConfinementHooks hooks;
-    if (confinement_) {
-      try {
-        hooks = confinement_->prepareLaunch(execId);
-      } catch (const std::exception &e) {
-        // Fail closed: without its kernel layers the command does not run.
-        send({MessageType::failed,
-              {execId, "126", spec.argv[0] + ": cannot confine the command: " + e.what()},
-              {}});
-        return;
+    LaunchResult r;
+    if (spare_) {
+      // A child confined ahead is waiting: the command only crosses a socket.
+      spareHooks_.name(execId);
+      const ConfinementHooks hooks = spareHooks_.hooks;
+      SpareChild spare = std::move(*spare_);
+      spare_.reset();
+      r = launchInSpare(std::move(spare), spec, hooks);
+    } else {
+      ConfinementHooks hooks;
+      if (confinement_) {
+        try {
+          hooks = confinement_->prepareLaunch(execId);
+        } catch (const std::exception &e) {
+          // Fail closed: without its kernel layers the command does not run.
+          send({MessageType::failed,
+                {execId, "126", spec.argv[0] + ": cannot confine the command: " + e.what()},
+                {}});
+          return;
+        }
       }
+      r = launchCommand(spec, hooks);
     }
-    LaunchResult r = launchCommand(spec, hooks);
+    prepareSpareLater();
     if (r.pid <= 0) {
       send({MessageType::failed, {execId, std::to_string(r.exitCode), r.error}, {}});
       return;
@@ -199,7 +216,30 @@ class Helper {
       confinement_->prepare();
     } catch (const std::exception &) {
       // Not now: the first command tries again and reports why it cannot run.
+      return;
     }
+    prepareSpare();  // for the first command, which the plugin is composing now
+  }
+
+  // A child forked and confined ahead of the next command (command_launcher.hpp).
+  void prepareSpare() {
+    if (!confinement_ || spare_) return;
+    try {
+      spareHooks_ = confinement_->prepareSpare();
+      spare_ = startSpare(spareHooks_.hooks);
+    } catch (const std::exception &) {
+      // None then: the next command is started the ordinary way, and says why it cannot.
+    }
+  }
+
+  // The next spare, once the command just started has had the CPU a while: a
+  // session that runs one command and ends (`ccsandbox run`) never pays for it.
+  void prepareSpareLater() {
+    if (!confinement_) return;
+    spareTimer_.expires_after(kSpareDelay);
+    spareTimer_.async_wait([this](boost::system::error_code ec) {
+      if (!ec) prepareSpare();
+    });
   }
 
   void waitForChildren() {
@@ -217,6 +257,7 @@ class Helper {
       // reused, so ending what is left of its group is safe.
       if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
       pid_t pid = info.si_pid;
+      if (spare_ && pid == spare_->pid) spare_.reset();  // ended before its command came
       auto leader = leaders_.find(pid);
       if (leader != leaders_.end()) ::kill(-pid, SIGKILL);  // nothing outlives its command
       int status = 0;
@@ -271,6 +312,9 @@ class Helper {
   std::map<pid_t, std::string> leaders_;
   std::mutex sendMutex_;
   std::optional<CommandConfinement> confinement_;  // set by the plugin's confine message
+  std::optional<SpareChild> spare_;                // confined, waiting for the next command
+  CommandConfinement::SpareHooks spareHooks_;      // spare_'s
+  asio::steady_timer spareTimer_{io_};
   bool bridgesOpen_ = false;
 };
 
