@@ -202,27 +202,40 @@ int freePort() {
   return ntohs(a.sin_port);
 }
 
-// Our children that are a bubblewrap waiting for its arguments (started ahead).
-std::vector<pid_t> standbyBwraps() {
-  std::vector<pid_t> found;
+// The parent of a host process (0 when it is gone), from /proc/PID/stat.
+pid_t parentOf(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(line.substr(close + 2));
+  std::string state;
+  pid_t ppid = 0;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+// Host processes whose parent is `parent`, with their argv (NUL-separated).
+std::vector<std::pair<pid_t, std::string>> childrenOf(pid_t parent) {
+  std::vector<std::pair<pid_t, std::string>> found;
   for (const auto &e : std::filesystem::directory_iterator("/proc")) {
     const std::string name = e.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(e.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    std::string state;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid != ::getpid()) continue;
+    const pid_t pid = std::stoi(name);
+    if (parentOf(pid) != parent) continue;
     std::ifstream cmd(e.path() / "cmdline", std::ios::binary);
-    std::string argv((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-    if (argv.find(std::string("--args\0", 7)) != std::string::npos)
-      found.push_back(std::stoi(name));
+    found.emplace_back(
+        pid, std::string((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>()));
   }
+  return found;
+}
+
+// Our children that are a bubblewrap waiting for its arguments (started ahead).
+std::vector<pid_t> standbyBwraps() {
+  std::vector<pid_t> found;
+  for (const auto &[pid, argv] : childrenOf(::getpid()))
+    if (argv.find(std::string("--args\0", 7)) != std::string::npos) found.push_back(pid);
   return found;
 }
 
@@ -426,31 +439,9 @@ BOOST_AUTO_TEST_CASE(commands_start_in_children_confined_ahead_and_do_without_th
   // The helper's children on the host that are not running a command: spares.
   auto spares = [&] {
     std::vector<pid_t> out;
-    for (const auto &e : std::filesystem::directory_iterator("/proc")) {
-      const pid_t pid = static_cast<pid_t>(std::atoi(e.path().filename().c_str()));
-      if (pid <= 0) continue;
-      std::ifstream stat(e.path() / "stat");
-      std::string line;
-      std::getline(stat, line);
-      auto close = line.rfind(')');
-      if (close == std::string::npos) continue;
-      std::istringstream rest(line.substr(close + 2));
-      char state;
-      pid_t ppid;
-      rest >> state >> ppid;
-      std::ifstream cmd(e.path() / "cmdline");
-      std::string argv0;
-      std::getline(cmd, argv0, '\0');
-      std::ifstream parentStat("/proc/" + std::to_string(ppid) + "/stat");
-      std::getline(parentStat, line);
-      close = line.rfind(')');
-      if (close == std::string::npos) continue;
-      std::istringstream parentRest(line.substr(close + 2));
-      pid_t grandparent;
-      parentRest >> state >> grandparent;
-      if (grandparent == bwrap && argv0.find("ccsandbox-bwrap-helper") != std::string::npos)
-        out.push_back(pid);
-    }
+    for (const auto &[helper, helperArgv] : childrenOf(bwrap))
+      for (const auto &[pid, argv] : childrenOf(helper))
+        if (argv.find("ccsandbox-bwrap-helper") != std::string::npos) out.push_back(pid);
     return out;
   };
   auto waitForSpares = [&](std::size_t n) {

@@ -106,50 +106,22 @@ SupervisedFilter::SupervisedFilter() {
   p.load(offsetof(seccomp_data, nr));
   p.jumpIfAnyBit(kX32Bit, "kill");
 
-  std::vector<std::pair<std::uint32_t, std::string>> table;
-  auto to = [&](std::initializer_list<int> nrs, const char *label) {
-    for (int nr : nrs) table.emplace_back(static_cast<std::uint32_t>(nr), label);
-  };
-  to({__NR_openat}, "openat");
-  to({__NR_open}, "open");
-  to({__NR_creat, __NR_mkdir, __NR_mkdirat, __NR_mknod, __NR_mknodat, __NR_unlink, __NR_unlinkat,
-      __NR_rmdir, __NR_truncate, __NR_rename, __NR_renameat, __NR_renameat2, __NR_link, __NR_linkat,
-      __NR_symlink, __NR_symlinkat},
-     "notify");
-  to({__NR_openat2, __NR_clone3}, "enosys");
-  to({__NR_io_uring_setup,
-      __NR_io_uring_enter,
-      __NR_io_uring_register,
-      __NR_ptrace,
-      __NR_process_vm_writev,
-      __NR_open_by_handle_at,
-      __NR_kexec_load,
-      __NR_kexec_file_load,
-      __NR_bpf,
-      __NR_userfaultfd,
-      __NR_mount,
-      __NR_umount2,
-      __NR_pivot_root,
-      __NR_chroot,
-      __NR_move_mount,
-      __NR_open_tree,
-      __NR_fsopen,
-      __NR_fsconfig,
-      __NR_fsmount,
-      __NR_fspick,
-      __NR_mount_setattr,
-      __NR_setns},
-     "eperm");
-  // Calls that change what the supervisor caches about a thread (umask,
-  // credentials, a new program): they carry no path and are answered CONTINUE.
-  to({__NR_umask, __NR_setuid, __NR_setgid, __NR_setreuid, __NR_setregid, __NR_setgroups,
-      __NR_setresuid, __NR_setresgid, __NR_setfsuid, __NR_setfsgid, __NR_capset, __NR_execve,
-      __NR_execveat},
-     "notify");
-  to({__NR_unshare}, "newuser-arg0");
-  to({__NR_clone}, "clone");
-  to({__NR_seccomp}, "seccomp");
-  p.dispatch(std::move(table), SECCOMP_RET_ALLOW);
+  std::vector<std::pair<std::uint32_t, std::string>> labelled;
+  for (const auto &[nr, rule] : table()) {
+    const char *label = "notify";
+    switch (rule) {
+      case Rule::notify: label = "notify"; break;
+      case Rule::enosys: label = "enosys"; break;
+      case Rule::eperm: label = "eperm"; break;
+      case Rule::openFlags2: label = "openat"; break;
+      case Rule::openFlags1: label = "open"; break;
+      case Rule::newUser0: label = "newuser-arg0"; break;
+      case Rule::clone: label = "clone"; break;
+      case Rule::seccompMode: label = "seccomp"; break;
+    }
+    labelled.emplace_back(static_cast<std::uint32_t>(nr), label);
+  }
+  p.dispatch(std::move(labelled), SECCOMP_RET_ALLOW);
 
   p.label("openat");
   p.load(argLow(2));
@@ -189,6 +161,56 @@ SupervisedFilter::SupervisedFilter() {
   p.label("kill");
   p.ret(SECCOMP_RET_KILL_PROCESS);
   program_ = p.finish();
+}
+
+const std::vector<std::pair<int, SupervisedFilter::Rule>> &SupervisedFilter::table() {
+  static const std::vector<std::pair<int, Rule>> rules = [] {
+    std::vector<std::pair<int, Rule>> t;
+    auto add = [&](std::initializer_list<int> nrs, Rule rule) {
+      for (int nr : nrs) t.emplace_back(nr, rule);
+    };
+    add({__NR_openat}, Rule::openFlags2);
+    add({__NR_open}, Rule::openFlags1);
+    add({__NR_creat, __NR_mkdir, __NR_mkdirat, __NR_mknod, __NR_mknodat, __NR_unlink, __NR_unlinkat,
+         __NR_rmdir, __NR_truncate, __NR_rename, __NR_renameat, __NR_renameat2, __NR_link,
+         __NR_linkat, __NR_symlink, __NR_symlinkat},
+        Rule::notify);
+    add({__NR_openat2, __NR_clone3}, Rule::enosys);
+    add({__NR_io_uring_setup,
+         __NR_io_uring_enter,
+         __NR_io_uring_register,
+         __NR_ptrace,
+         __NR_process_vm_writev,
+         __NR_open_by_handle_at,
+         __NR_kexec_load,
+         __NR_kexec_file_load,
+         __NR_bpf,
+         __NR_userfaultfd,
+         __NR_mount,
+         __NR_umount2,
+         __NR_pivot_root,
+         __NR_chroot,
+         __NR_move_mount,
+         __NR_open_tree,
+         __NR_fsopen,
+         __NR_fsconfig,
+         __NR_fsmount,
+         __NR_fspick,
+         __NR_mount_setattr,
+         __NR_setns},
+        Rule::eperm);
+    // Calls that change what the supervisor caches about a thread (umask,
+    // credentials, a new program): they carry no path and are answered CONTINUE.
+    add({__NR_umask, __NR_setuid, __NR_setgid, __NR_setreuid, __NR_setregid, __NR_setgroups,
+         __NR_setresuid, __NR_setresgid, __NR_setfsuid, __NR_setfsgid, __NR_capset, __NR_execve,
+         __NR_execveat},
+        Rule::notify);
+    add({__NR_unshare}, Rule::newUser0);
+    add({__NR_clone}, Rule::clone);
+    add({__NR_seccomp}, Rule::seccompMode);
+    return t;
+  }();
+  return rules;
 }
 
 int SupervisedFilter::install() const noexcept {

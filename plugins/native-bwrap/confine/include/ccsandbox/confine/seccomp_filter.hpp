@@ -43,6 +43,21 @@ class SupervisedFilter {
 
   const std::vector<sock_filter> &program() const { return program_; }
 
+  // What the program does with each syscall number it names (the list above);
+  // every number not in it is allowed. The program is built from this table
+  // alone, as a binary search over it.
+  enum class Rule {
+    notify,       // the supervisor decides (or keeps its cache and answers CONTINUE)
+    enosys,       // fails with ENOSYS
+    eperm,        // fails with EPERM
+    openFlags2,   // openat: notify when argument 2 may write or create, else allow
+    openFlags1,   // open: the same with argument 1
+    newUser0,     // unshare: EPERM with CLONE_NEWUSER in argument 0, else allow
+    clone,        // EPERM with CLONE_NEWUSER; allow a thread; notify a shared fs
+    seccompMode,  // EPERM for a filter with a listener of its own, else allow
+  };
+  static const std::vector<std::pair<int, Rule>> &table();
+
  private:
   std::vector<sock_filter> program_;
 };
