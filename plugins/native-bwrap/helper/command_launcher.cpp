@@ -342,11 +342,17 @@ LaunchResult launchInSpare(SpareChild spare, const LaunchSpec &spec,
     spare.command.reset();  // the spare ends
     return LaunchResult{-1, 127, "no command given"};
   }
-  std::string strings = spec.cwd + '\0';
-  for (const auto &a : spec.argv) strings += a + '\0';
-  for (const auto &[k, v] : spec.env) strings += k + "=" + v + '\0';
+  // Each as the C string launchCommand() would pass (up to a NUL inside).
+  std::string strings;
+  auto add = [&](const std::string &text) {
+    strings += text.c_str();
+    strings += '\0';
+  };
+  add(spec.cwd);
+  for (const auto &a : spec.argv) add(a);
+  for (const auto &[k, v] : spec.env) add(k + "=" + v);
   const auto candidates = pathCandidates(spec);
-  for (const auto &c : candidates) strings += c + '\0';
+  for (const auto &c : candidates) add(c);
   SpareCommandHeader h{strings.size(), static_cast<std::uint32_t>(spec.argv.size()),
                        static_cast<std::uint32_t>(spec.env.size()),
                        static_cast<std::uint32_t>(candidates.size())};
