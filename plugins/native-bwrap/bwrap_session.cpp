@@ -85,11 +85,21 @@ BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
     for (const auto &b : plan.bridges)
       bridges.fields.push_back(b.host + ":" + std::to_string(b.port) + "=" + b.guestSocket);
     sendMessage(control_.get(), bridges);
+    // Right behind, not after `ready`: the helper builds the session's
+    // confinement and its first spare child while we wait and return.
+    if (host.confine) {
+      sendMessage(control_.get(), confineMessage(plan.guestRules));
+      confined_ = true;
+    }
   } catch (const std::exception &) {
     // bwrap is gone: its own words say why.
   }
   waitReady(output.get());
-  if (host.confine) sendConfineRules(plan.guestRules);
+  if (host.confine && !confined_) {
+    // Fail closed: a sandbox that did not get its write rules runs nothing.
+    bwrap_->kill();
+    throw std::runtime_error("cannot hand the write rules to the sandbox");
+  }
   output_ = std::move(output);
   reader_ = std::thread([this] { readLoop(); });
 }
@@ -123,7 +133,7 @@ void BwrapSession::waitReady(int output) {
   if (m.type != MessageType::ready) fail("its helper sent an unexpected first message");
 }
 
-void BwrapSession::sendConfineRules(const GuestWriteRules &rules) {
+Message BwrapSession::confineMessage(const GuestWriteRules &rules) {
   Message m;
   m.type = MessageType::confine;
   m.fields.push_back(rules.execBlockWritableRoots ? "1" : "0");
@@ -132,15 +142,7 @@ void BwrapSession::sendConfineRules(const GuestWriteRules &rules) {
     m.fields.push_back(std::to_string(list->size()));
     m.fields.insert(m.fields.end(), list->begin(), list->end());
   }
-  // Before the first exec on the same stream: the helper reads them in order.
-  try {
-    sendMessage(control_.get(), m);
-  } catch (const std::exception &e) {
-    bwrap_->kill();
-    throw std::runtime_error(std::string("cannot hand the write rules to the sandbox: ") +
-                             e.what());
-  }
-  confined_ = true;
+  return m;
 }
 
 boost::json::object BwrapSession::details() const {

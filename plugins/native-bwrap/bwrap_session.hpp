@@ -53,7 +53,8 @@ class BwrapSession {
 
  private:
   void waitReady(int output);
-  void sendConfineRules(const GuestWriteRules &rules);
+  // The write rules for the helper, sent before any exec on the same stream.
+  static Message confineMessage(const GuestWriteRules &rules);
   void readLoop();
   void onMessage(const Message &m);
   void emitExit(const std::string &execId, int code, int signal, const std::string &error);
