@@ -79,6 +79,7 @@ BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
   control_ = started->takeControl();
   UniqueFd output = started->takeOutput();
   bwrap_.emplace(started->takeProcess());
+  std::string unsent;  // why the bridges or the rules could not be sent
   try {
     started->describe(plan.setup);
     Message bridges{MessageType::bridges, {}, {}};
@@ -91,14 +92,15 @@ BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
       sendMessage(control_.get(), confineMessage(plan.guestRules));
       confined_ = true;
     }
-  } catch (const std::exception &) {
-    // bwrap is gone: its own words say why.
+  } catch (const std::exception &e) {
+    // bwrap is gone: its own words say why (waitReady). Kept for the case it is not.
+    unsent = e.what();
   }
   waitReady(output.get());
   if (host.confine && !confined_) {
     // Fail closed: a sandbox that did not get its write rules runs nothing.
     bwrap_->kill();
-    throw std::runtime_error("cannot hand the write rules to the sandbox");
+    throw std::runtime_error("cannot hand the write rules to the sandbox: " + unsent);
   }
   output_ = std::move(output);
   reader_ = std::thread([this] { readLoop(); });
