@@ -104,11 +104,18 @@ std::string randomPart() {
 // or unreadable, in its /tmp.
 void makeRemovable(const std::filesystem::path &dir) {
   namespace fs = std::filesystem;
+  const auto add = fs::perm_options::add | fs::perm_options::nofollow;
   std::error_code ec;
-  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add | fs::perm_options::nofollow,
-                  ec);
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->is_directory(ec) && !it->is_symlink(ec)) makeRemovable(it->path());
+  fs::permissions(dir, fs::perms::owner_all, add, ec);
+  // Iterative (a command chooses the depth); each directory is opened up
+  // before the iterator descends into it.
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+  while (!ec && it != end) {
+    if (it->is_directory(ec) && !it->is_symlink(ec))
+      fs::permissions(it->path(), fs::perms::owner_all, add, ec);
+    ec.clear();
+    it.increment(ec);
+  }
 }
 
 // remove_all, and again after makeRemovable() when a directory's mode stood in
