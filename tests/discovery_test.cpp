@@ -152,6 +152,26 @@ BOOST_AUTO_TEST_CASE(only_programs_that_link_the_shared_core_search_a_directory_
     BOOST_TEST(cli.empty(), cli);
 }
 
+BOOST_AUTO_TEST_CASE(a_cli_run_with_every_shipped_plugin_loaded_maps_no_shared_cxx_runtime) {
+  // What CCSANDBOX_STATIC_CXX_RUNTIME buys (about 1 ms of every run) holds only
+  // while neither the CLI nor any plugin it loads pulls in libstdc++.so: the
+  // command's parent is the CLI, with all its plugins loaded, so its memory
+  // map says what was loaded.
+  if (!CCSANDBOX_STATIC_CXX_RUNTIME) return;
+  test::ChildOptions options;
+  options.setEnv["CCSANDBOX_PROBE_CACHE"] = "off";
+  const auto r = test::runChild(
+      {CCSANDBOX_CLI, "run", "--backend", "none", "--", "sh", "-c", "cat /proc/$PPID/maps"},
+      options);
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  BOOST_TEST(r.out.find("libccsandbox-none.so") != std::string::npos);  // the right process
+#ifdef CCSANDBOX_HAS_NATIVE_BWRAP
+  BOOST_TEST(r.out.find("libccsandbox-native-bwrap.so") != std::string::npos);
+#endif
+  BOOST_TEST(r.out.find("libstdc++") == std::string::npos, r.out);
+  BOOST_TEST(r.out.find("libgcc_s") == std::string::npos, r.out);
+}
+
 BOOST_AUTO_TEST_CASE(the_directory_of_a_shared_core_is_trusted_and_a_linked_in_core_adds_none) {
   namespace fs = std::filesystem;
   const std::string self = fs::read_symlink("/proc/self/exe").string();

@@ -44,6 +44,8 @@ add_dependencies(discovery_test ccsandbox-none ccsandbox-cli ccsandbox ccsandbox
   ${CCSANDBOX_FIXTURE_PLUGINS})
 target_compile_definitions(discovery_test PRIVATE
   CCSANDBOX_CLI_LINKS_SHARED_CORE=$<NOT:$<BOOL:${CCSANDBOX_STATIC_CORE_IN_CLI}>>
+  CCSANDBOX_STATIC_CXX_RUNTIME=$<BOOL:${CCSANDBOX_STATIC_CXX_RUNTIME}>
+  $<$<TARGET_EXISTS:ccsandbox-native-bwrap>:CCSANDBOX_HAS_NATIVE_BWRAP>
   CCSANDBOX_SHARED_CORE="$<TARGET_FILE:ccsandbox>")
 ccsandbox_add_test(runtime_test SOURCES runtime_test.cpp support/log_capture.cpp LABELS foundation)
 add_dependencies(runtime_test ccsandbox-none ${CCSANDBOX_FIXTURE_PLUGINS})

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -187,6 +188,25 @@ BOOST_AUTO_TEST_CASE(states_follow_the_command) {
   // exit is the last event of its command.
   auto types = rec.types();
   BOOST_CHECK_EQUAL(types.back(), "exit");
+}
+
+BOOST_AUTO_TEST_CASE(a_throwing_event_callback_is_logged_and_the_session_goes_on) {
+  // Whatever the caller's callback throws (even no std::exception) stays on
+  // our side: it must not unwind through the pump or a plugin's C frames.
+  test::LogCapture log;
+  Runtime rt(options({kNoneOnly}));
+  std::atomic<int> calls{0};
+  LaunchOptions launch;
+  launch.onEvent = [&](const SandboxEvent &) {
+    ++calls;
+    throw 42;
+  };
+  auto session = rt.launch(std::move(launch));
+  auto p = session->exec({.argv = {"sh", "-c", "echo out; exit 3"}});
+  BOOST_CHECK_EQUAL(p->wait(), 3);
+  session->destroy();
+  BOOST_CHECK_GE(calls.load(), 3);  // starting, ready, stdout, exit ...
+  BOOST_CHECK_GE(log.count({"event callback threw"}), 3u);
 }
 
 BOOST_AUTO_TEST_CASE(kill_ends_the_process_group_and_says_why) {

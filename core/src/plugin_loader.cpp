@@ -147,18 +147,33 @@ void LoadedPlugin::destroy(const std::string &sessionId) {
   call(table_->destroy, boost::json::object{{"sessionId", sessionId}}, "destroy");
 }
 
-void LoadedPlugin::emitEvent(void *ctx, const char *eventJson) {
+void LoadedPlugin::emitEvent(void *ctx, const char *eventJson) noexcept {
   auto *self = static_cast<LoadedPlugin *>(ctx);
-  if (eventJson) self->sink_.onPluginEvent(self->info_.name, eventJson);
+  try {
+    if (eventJson) self->sink_.onPluginEvent(self->info_.name, eventJson);
+  } catch (const std::exception &e) {
+    // An event handler's failure (the embedding program's callback) loses
+    // that event for that handler; it must not take the plugin down.
+    try {
+      log(ctx, CCSANDBOX_LOG_ERROR, (std::string("an event handler failed: ") + e.what()).c_str());
+    } catch (...) {
+    }
+  } catch (...) {
+    log(ctx, CCSANDBOX_LOG_ERROR, "an event handler failed");
+  }
 }
 
-void LoadedPlugin::log(void *ctx, int level, const char *message) {
+void LoadedPlugin::log(void *ctx, int level, const char *message) noexcept {
   auto *self = static_cast<LoadedPlugin *>(ctx);
   Level l = level <= CCSANDBOX_LOG_DEBUG     ? Level::debug
             : level == CCSANDBOX_LOG_INFO    ? Level::info
             : level == CCSANDBOX_LOG_WARNING ? Level::warning
                                              : Level::error;
-  logging::write(l, self->info_.name, message ? message : "");
+  try {
+    logging::write(l, self->info_.name, message ? message : "");
+  } catch (...) {
+    // Nowhere left to say it.
+  }
 }
 
 namespace {

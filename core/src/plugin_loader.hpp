@@ -54,8 +54,10 @@ class LoadedPlugin {
   boost::json::value call(Call fn, const boost::json::value &request, std::string_view what);
   boost::json::value takeReply(int rc, char *reply, std::string_view what);
 
-  static void emitEvent(void *ctx, const char *eventJson);
-  static void log(void *ctx, int level, const char *message);
+  // Called from the plugin's C code: nothing may unwind into it (a plugin may
+  // even carry its own C++ runtime), so both catch everything.
+  static void emitEvent(void *ctx, const char *eventJson) noexcept;
+  static void log(void *ctx, int level, const char *message) noexcept;
 
   boost::dll::shared_library library_;  // unloaded last
   const ccsandbox_backend_t *table_;

@@ -64,12 +64,18 @@ ProbeCache::ProbeCache(std::string dir) : dir_(std::move(dir)) {
     reason_ = "the probe cache directory must be an absolute path";
     return;
   }
-  if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
-    reason_ = "cannot create " + dir_ + ": " + std::strerror(errno);
-    return;
-  }
   struct stat st {};
-  if (::lstat(dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+  // Looked at before it is made: it exists at every start but the first, and a
+  // refused mkdir costs as much as a real one on a disk file system.
+  bool found = ::lstat(dir_.c_str(), &st) == 0;
+  if (!found && errno == ENOENT) {
+    if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
+      reason_ = "cannot create " + dir_ + ": " + std::strerror(errno);
+      return;
+    }
+    found = ::lstat(dir_.c_str(), &st) == 0;
+  }
+  if (!found || !S_ISDIR(st.st_mode)) {
     reason_ = dir_ + " is not a directory";
     return;
   }

@@ -39,6 +39,8 @@ void SessionImpl::deliver(const SandboxEvent &event) {
   } catch (const std::exception &e) {
     // The caller's bug must not take down the pump that serves its command.
     logging::write(logging::Level::error, "core", std::string("event callback threw: ") + e.what());
+  } catch (...) {
+    logging::write(logging::Level::error, "core", "event callback threw a non-standard exception");
   }
 }
 

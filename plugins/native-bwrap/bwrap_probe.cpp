@@ -6,15 +6,16 @@
 
 #include "ccsandbox/file_identity.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 namespace ccsandbox::bwrap {
 
@@ -25,11 +26,32 @@ bool isExecutableFile(const std::string &path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
+// A small kernel file, whole ("" when it cannot be read). Plain reads, not
+// iostreams: this runs at every start (the probe's fingerprint), and the
+// first stream of a plugin that carries its own C++ runtime sets up that
+// runtime's locale, about 0.1 ms.
+std::string readKernelFile(const char *path) {
+  std::string text;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+// The value of a sysctl: its file's first word.
 std::string readSysctl(const char *path) {
-  std::ifstream in(path);
-  std::string v;
-  in >> v;
-  return v;
+  const std::string text = readKernelFile(path);
+  const char *space = " \t\n";
+  const auto start = text.find_first_not_of(space);
+  if (start == std::string::npos) return "";
+  return text.substr(start, text.find_first_of(space, start) - start);
 }
 
 // Why this kernel refuses user namespaces to this user, when it visibly does.
@@ -168,11 +190,16 @@ std::string namespaceOf(const char *name) {
 
 // The lines of /proc/self/status that decide what this process may unshare.
 std::string confinementOfCaller() {
-  std::ifstream in("/proc/self/status");
-  std::string line, out;
-  while (std::getline(in, line))
+  const std::string status = readKernelFile("/proc/self/status");
+  std::string out;
+  for (std::size_t at = 0; at < status.size();) {
+    std::size_t end = status.find('\n', at);
+    if (end == std::string::npos) end = status.size();
+    const std::string_view line(status.data() + at, end - at);
     for (const char *key : {"CapEff:", "NoNewPrivs:", "Seccomp:", "Seccomp_filters:"})
-      if (line.rfind(key, 0) == 0) out += line + ";";
+      if (line.starts_with(key)) (out += line) += ";";
+    at = end + 1;
+  }
   return out;
 }
 
@@ -190,16 +217,16 @@ std::optional<std::string> bwrapProbeFingerprint(const std::string &bwrapSetting
   // Everything the trial's outcome depends on that can change within one boot for one
   // user: the two binaries, the namespaces and confinement this process runs in (a
   // container shares the boot), and the sysctls that gate user namespaces.
-  std::ostringstream out;
-  out << "bwrap=" << binaryIdentity(host.bwrapPath) << ";helper=" << binaryIdentity(host.helperPath)
-      << ";euid=" << ::geteuid() << ";egid=" << ::getegid() << ";kernel=" << u.release
-      << ";userns=" << namespaceOf("user") << ";mntns=" << namespaceOf("mnt")
-      << ";status=" << confinementOfCaller();
+  std::string out =
+      "bwrap=" + binaryIdentity(host.bwrapPath) + ";helper=" + binaryIdentity(host.helperPath) +
+      ";euid=" + std::to_string(::geteuid()) + ";egid=" + std::to_string(::getegid()) +
+      ";kernel=" + u.release + ";userns=" + namespaceOf("user") + ";mntns=" + namespaceOf("mnt") +
+      ";status=" + confinementOfCaller();
   for (const char *sysctl :
        {"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone",
         "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"})
-    out << ";" << sysctl << "=" << readSysctl(sysctl);
-  return out.str();
+    ((out += ";") += sysctl) += "=" + readSysctl(sysctl);
+  return out;
 }
 
 ProbeOutcome restoreBwrapProbe(const ProbeResult &earlier, const std::string &bwrapSetting,
