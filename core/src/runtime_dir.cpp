@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -16,7 +17,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <stdexcept>
 #include <system_error>
 #include <vector>
@@ -89,13 +89,16 @@ struct DirCloser {
   void operator()(DIR *d) const { ::closedir(d); }
 };
 
+// From the kernel, like mkdtemp's (std::random_device's set-up costs cpuid
+// questions, about 6 us each in a VM). The name only needs to be hard to
+// guess; mkdir refuses an existing one.
 std::string randomPart() {
   static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  static std::mutex mutex;
-  static std::mt19937_64 rng{std::random_device{}()};
-  std::lock_guard lock(mutex);
+  unsigned char bytes[kRandomPart];
+  while (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes))
+    if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "getrandom");
   std::string out(kRandomPart, 'x');
-  for (auto &c : out) c = kChars[rng() % (sizeof kChars - 1)];
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = kChars[bytes[i] % (sizeof kChars - 1)];
   return out;
 }
 
