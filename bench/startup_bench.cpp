@@ -12,6 +12,7 @@
 // usage: ccsandbox-bench-startup --cli PATH [--srt PATH] [--runs N] [--bwrap PATH]
 // Prints the median and p90 of each, then the ratios. Nothing here is a test:
 // it measures, it does not judge.
+#include "ccsandbox/logging.hpp"
 #include "ccsandbox/runtime.hpp"
 
 #include <fcntl.h>
@@ -132,6 +133,8 @@ int main(int argc, char **argv) {
     std::cerr << "ccsandbox-bench-startup: --cli PATH (the ccsandbox binary) is required\n";
     return 2;
   }
+  // Warnings and errors only: without a sink Boost.Log prints every record.
+  ccsandbox::logging::enableConsole(ccsandbox::logging::Level::warning);
   // Absolute before we move into the scratch directory.
   cli = std::filesystem::absolute(cli).string();
   if (!srt.empty()) srt = std::filesystem::absolute(srt).string();

@@ -8,14 +8,18 @@
 #include "support/log_capture.hpp"
 #include "support/temp_tree.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <mutex>
+#include <system_error>
 
 using namespace ccsandbox;
 
@@ -207,6 +211,84 @@ BOOST_AUTO_TEST_CASE(a_throwing_event_callback_is_logged_and_the_session_goes_on
   session->destroy();
   BOOST_CHECK_GE(calls.load(), 3);  // starting, ready, stdout, exit ...
   BOOST_CHECK_GE(log.count({"event callback threw"}), 3u);
+}
+
+namespace {
+
+// Holds every descriptor this process may still open, under a soft limit
+// lowered to just above the highest one open; gives all back when it goes.
+class DescriptorsExhausted {
+ public:
+  DescriptorsExhausted() {
+    // A sanitizer build checks the dynamic type of an object on its first
+    // member call, with a pipe of its own: shown a std::system_error now, it
+    // knows the type when the core inspects one with no descriptor left.
+    try {
+      throw std::system_error(EMFILE, std::generic_category());
+    } catch (const std::system_error &e) {
+      BOOST_TEST(e.code().value() == EMFILE);
+    }
+    ::getrlimit(RLIMIT_NOFILE, &saved_);
+    int highest = 0;
+    for (const auto &e : std::filesystem::directory_iterator("/proc/self/fd"))
+      highest = std::max(highest, std::stoi(e.path().filename().string()));
+    rlimit low = saved_;
+    low.rlim_cur = static_cast<rlim_t>(highest) + 1;
+    BOOST_TEST_REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+    for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) held_.push_back(fd);
+  }
+  ~DescriptorsExhausted() {
+    for (int fd : held_) ::close(fd);
+    ::setrlimit(RLIMIT_NOFILE, &saved_);
+  }
+
+ private:
+  rlimit saved_{};
+  std::vector<int> held_;
+};
+
+// What `call` throws, kept to be read later: a sanitizer build checks a
+// member call on an exception with a pipe of its own, which it cannot make
+// while the descriptors are held.
+std::exception_ptr errorOf(const std::function<void()> &call) {
+  try {
+    call();
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+std::string whatOf(const std::exception_ptr &error) {
+  try {
+    if (error) std::rethrow_exception(error);
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(out_of_descriptors_the_error_says_the_limit_and_what_to_change) {
+  Runtime rt(options({kNoneOnly}));
+  auto session = rt.launch({});
+  std::exception_ptr launchError, execError;
+  {
+    DescriptorsExhausted exhausted;
+    launchError = errorOf([&] { rt.launch({}); });
+    execError = errorOf([&] { session->exec({.argv = {"true"}}); });
+  }
+  for (const auto &[what, doing] : {std::pair{whatOf(launchError), "cannot launch the session: "},
+                                    std::pair{whatOf(execError), "cannot start the command: "}}) {
+    BOOST_TEST(what.rfind(doing, 0) == 0, what);
+    BOOST_TEST(what.find("out of file descriptors (limit ") != std::string::npos, what);
+    BOOST_TEST(what.find("ulimit -n") != std::string::npos, what);
+  }
+  // Nothing was lost on the way: with descriptors back, both work.
+  BOOST_CHECK_EQUAL(session->exec({.argv = {"true"}})->wait(), 0);
+  rt.launch({})->destroy();
+  session->destroy();
 }
 
 BOOST_AUTO_TEST_CASE(kill_ends_the_process_group_and_says_why) {

@@ -1,6 +1,7 @@
 #include "ccsandbox/runtime.hpp"
 
 #include "ccsandbox/logging.hpp"
+#include "descriptor_shortage.hpp"
 #include "env_sanitizer.hpp"
 #include "plugin_loader.hpp"
 #include "policy_compiler.hpp"
@@ -241,6 +242,15 @@ std::map<std::string, std::string> Runtime::baseEnvironment(LaunchKind kind,
 }
 
 std::shared_ptr<Session> Runtime::launch(LaunchOptions options) {
+  try {
+    return launchSession(std::move(options));
+  } catch (...) {
+    rethrowIfOutOfDescriptors("cannot launch the session");
+    throw;
+  }
+}
+
+std::shared_ptr<Session> Runtime::launchSession(LaunchOptions options) {
   Route r = route(options.kind, options.backend, options.plugin);
   if (r.logLine) logging::write(Level::info, "core", *r.logLine);
   LoadedPlugin *plugin = impl_->plugin(r.plugin);

@@ -174,8 +174,11 @@ RuntimeDir::RuntimeDir() {
   if (!lock_ || ::flock(lock_.get(), LOCK_EX) != 0 ||
       ::rename(pending.c_str(), (path_ + "/" + kLock).c_str()) != 0) {
     int e = errno;
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    // By name, no descriptor needed: out of descriptors (EMFILE) is one way
+    // to get here, and remove_all would have to open the directory.
+    ::unlink(pending.c_str());
+    ::unlink((path_ + "/" + kLock).c_str());
+    ::rmdir(path_.c_str());
     throw std::system_error(e, std::generic_category(), "cannot lock " + path_);
   }
   // Once per process: a sweep reads the whole base directory.

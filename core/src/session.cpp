@@ -1,6 +1,7 @@
 #include "session.hpp"
 
 #include "ccsandbox/logging.hpp"
+#include "descriptor_shortage.hpp"
 #include "env_sanitizer.hpp"
 
 #include <fcntl.h>
@@ -108,6 +109,15 @@ void SessionImpl::launch() {
 }
 
 std::shared_ptr<Process> SessionImpl::exec(ExecOptions options) {
+  try {
+    return startCommand(std::move(options));
+  } catch (...) {
+    rethrowIfOutOfDescriptors("cannot start the command");
+    throw;
+  }
+}
+
+std::shared_ptr<Process> SessionImpl::startCommand(ExecOptions options) {
   if (options.argv.empty()) throw UsageError("exec needs a command to run");
   std::string execId;
   {

@@ -51,6 +51,7 @@ class SessionImpl final : public Session, public std::enable_shared_from_this<Se
   void detach();
 
  private:
+  std::shared_ptr<Process> startCommand(ExecOptions options);
   void deliver(const SandboxEvent &event);
   void setState(SandboxState state);
   void commandFinished(const std::string &execId);

@@ -197,6 +197,8 @@ class CCSANDBOX_API Runtime {
   std::shared_ptr<Session> launch(LaunchOptions options);
 
  private:
+  std::shared_ptr<Session> launchSession(LaunchOptions options);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
