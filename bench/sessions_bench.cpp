@@ -13,12 +13,10 @@
 // Prints what it measured; nothing here judges (docs/performance.md does).
 #include "ccsandbox/logging.hpp"
 #include "ccsandbox/runtime.hpp"
+#include "quiet_run.hpp"
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,32 +29,10 @@
 #include <string>
 #include <vector>
 
-extern char **environ;
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using Ms = std::chrono::duration<double, std::milli>;
-
-// Runs argv with stdio on /dev/null; the peak RSS (KiB) wait4 reports for it
-// and the descendants it waited for, or -1 when it failed.
-long peakRssOfRun(const std::vector<std::string> &argv) {
-  std::vector<char *> cargv;
-  for (auto &a : argv) cargv.push_back(const_cast<char *>(a.c_str()));
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  for (int fd = 0; fd < 3; ++fd) posix_spawn_file_actions_addopen(&fa, fd, "/dev/null", O_RDWR, 0);
-  pid_t pid;
-  int rc = posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int status = 0;
-  rusage ru{};
-  if (::wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return -1;
-  return ru.ru_maxrss;
-}
 
 // A field of /proc/self/status in KiB (VmRSS, VmHWM), 0 when absent.
 long selfStatusKiB(const std::string &field) {
@@ -110,22 +86,18 @@ int main(int argc, char **argv) {
   // Warnings and errors only: without a sink Boost.Log prints every record.
   ccsandbox::logging::enableConsole(ccsandbox::logging::Level::warning);
   cli = std::filesystem::absolute(cli).string();
-  std::string work = std::filesystem::temp_directory_path() / "ccsandbox-bench-XXXXXX";
-  std::vector<char> buf(work.begin(), work.end());
-  buf.push_back('\0');
-  if (!mkdtemp(buf.data())) return 1;
-  work = buf.data();
-  if (chdir(work.c_str()) != 0) return 1;
+  const std::string work = ccsandbox::bench::enterScratchDirectory();
+  if (work.empty()) return 1;
 
   // 1. The one-shot CLI with one session.
   std::vector<double> peaks;
   int failed = 0;
   for (int r = 0; r < runs; ++r) {
-    long kib = peakRssOfRun({cli, "run", "--backend", "native", "--", "true"});
-    if (kib < 0)
+    const auto run = ccsandbox::bench::runQuiet({cli, "run", "--backend", "native", "--", "true"});
+    if (run.status != 0)
       ++failed;
     else
-      peaks.push_back(static_cast<double>(kib));
+      peaks.push_back(static_cast<double>(run.maxRssKiB));
   }
   std::printf(
       "peak RSS of `ccsandbox run --backend native -- true` (largest of its processes), "

@@ -14,10 +14,8 @@
 // it measures, it does not judge.
 #include "ccsandbox/logging.hpp"
 #include "ccsandbox/runtime.hpp"
+#include "quiet_run.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,10 +30,9 @@
 #include <string>
 #include <vector>
 
-extern char **environ;
-
 namespace {
 
+using ccsandbox::bench::runQuiet;
 using Clock = std::chrono::steady_clock;
 using Ms = std::chrono::duration<double, std::milli>;
 
@@ -43,23 +40,6 @@ struct Stats {
   double median = 0, p90 = 0;
   int failures = 0;
 };
-
-// Runs argv with stdio on /dev/null; returns the exit status (-1: not started).
-int runQuiet(const std::vector<std::string> &argv) {
-  std::vector<char *> cargv;
-  for (auto &a : argv) cargv.push_back(const_cast<char *>(a.c_str()));
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  for (int fd = 0; fd < 3; ++fd) posix_spawn_file_actions_addopen(&fa, fd, "/dev/null", O_RDWR, 0);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 struct Subject {
   std::string name;
@@ -138,12 +118,8 @@ int main(int argc, char **argv) {
   // Absolute before we move into the scratch directory.
   cli = std::filesystem::absolute(cli).string();
   if (!srt.empty()) srt = std::filesystem::absolute(srt).string();
-  std::string work = std::filesystem::temp_directory_path() / "ccsandbox-bench-XXXXXX";
-  std::vector<char> buf(work.begin(), work.end());
-  buf.push_back('\0');
-  if (!mkdtemp(buf.data())) return 1;
-  work = buf.data();
-  if (chdir(work.c_str()) != 0) return 1;
+  const std::string work = ccsandbox::bench::enterScratchDirectory();
+  if (work.empty()) return 1;
 
   // Every subject runs once per round, in turn, so a change of load over the
   // run (other work on the machine, caches, CPU frequency) hits all of them
@@ -151,16 +127,18 @@ int main(int argc, char **argv) {
   std::vector<Subject> subjects;
   // The standard policy: supervisor and Landlock on, as a user gets it.
   subjects.push_back({"ccsandbox run --backend native -- true", 1, [&] {
-                        return runQuiet({cli, "run", "--backend", "native", "--", "true"});
+                        return runQuiet({cli, "run", "--backend", "native", "--", "true"}).status;
                       }});
   subjects.push_back({"bwrap --ro-bind / / --unshare-all true", 1, [&] {
                         return runQuiet({bwrap, "--ro-bind", "/", "/", "--unshare-all",
-                                         "--die-with-parent", "true"});
+                                         "--die-with-parent", "true"})
+                            .status;
                       }});
   subjects.push_back({"ccsandbox run --backend none -- true", 1, [&] {
-                        return runQuiet({cli, "run", "--backend", "none", "--", "true"});
+                        return runQuiet({cli, "run", "--backend", "none", "--", "true"}).status;
                       }});
-  if (!srt.empty()) subjects.push_back({"srt true", 3, [&] { return runQuiet({srt, "true"}); }});
+  if (!srt.empty())
+    subjects.push_back({"srt true", 3, [&] { return runQuiet({srt, "true"}).status; }});
 
   // A warm session, through the core's public API as cc_server uses it
   // (standard policy). While it lives, its bubblewrap command line is also
@@ -182,7 +160,7 @@ int main(int argc, char **argv) {
   if (!plan.empty()) {
     plan.push_back("true");
     subjects.push_back(
-        {"bwrap with the session's mount plan, true", 1, [&] { return runQuiet(plan); }});
+        {"bwrap with the session's mount plan, true", 1, [&] { return runQuiet(plan).status; }});
   }
   if (session)
     subjects.push_back({"exec `true` in a warm native session", 1,
