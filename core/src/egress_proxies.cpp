@@ -207,6 +207,12 @@ void EgressProxies::setAllowlist(const std::vector<std::string> &allowlist) {
   context_->setRules(std::make_shared<const DomainMatcher>(allowlist, denylist_));
 }
 
+void EgressProxies::setRules(const std::vector<std::string> &allowlist,
+                             const std::vector<std::string> &denylist) {
+  context_->setRules(std::make_shared<const DomainMatcher>(allowlist, denylist));
+  denylist_ = denylist;
+}
+
 std::vector<std::string> EgressProxies::allowlist() const {
   return context_->rules()->allowEntries();
 }
@@ -240,18 +246,21 @@ std::string shellQuote(const std::string &s) {
 
 }  // namespace
 
-std::unique_ptr<EgressProxies> startSessionEgress(EgressService &service, EffectivePolicy &policy,
-                                                  const std::string &socketDir) {
-  EgressProxyOptions o;
-  o.allowlist = policy.network.enabled ? policy.network.allowlist : std::vector<std::string>{};
-  o.denylist = policy.network.denylist;
+std::unique_ptr<EgressProxies> bindSessionEgress(EgressService &service,
+                                                 const std::string &socketDir) {
+  EgressProxyOptions o;  // no lists: everything refused until applySessionEgress
   o.socketDir = socketDir;
-  auto proxies = std::make_unique<EgressProxies>(service.context(), std::move(o));
-  policy.network.httpProxy = ProxyEndpoint{"127.0.0.1", proxies->httpPort(), proxies->httpSocket()};
+  return std::make_unique<EgressProxies>(service.context(), std::move(o));
+}
+
+void applySessionEgress(EgressProxies &proxies, EffectivePolicy &policy) {
+  proxies.setRules(policy.network.enabled ? policy.network.allowlist : std::vector<std::string>{},
+                   policy.network.denylist);
+  policy.network.httpProxy = ProxyEndpoint{"127.0.0.1", proxies.httpPort(), proxies.httpSocket()};
   policy.network.socksProxy =
-      ProxyEndpoint{"127.0.0.1", proxies->socksPort(), proxies->socksSocket()};
-  const std::string http = "http://127.0.0.1:" + std::to_string(proxies->httpPort());
-  const std::string socks = "socks5h://127.0.0.1:" + std::to_string(proxies->socksPort());
+      ProxyEndpoint{"127.0.0.1", proxies.socksPort(), proxies.socksSocket()};
+  const std::string http = "http://127.0.0.1:" + std::to_string(proxies.httpPort());
+  const std::string socks = "socks5h://127.0.0.1:" + std::to_string(proxies.socksPort());
   for (const char *k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
     policy.env[k] = http;
   for (const char *k : {"ALL_PROXY", "all_proxy"}) policy.env[k] = socks;
@@ -260,10 +269,9 @@ std::unique_ptr<EgressProxies> startSessionEgress(EgressService &service, Effect
   policy.env["no_proxy"] = "";
   // ssh runs ProxyCommand through the user's shell; %h %p are ssh's tokens.
   const std::string proxyCommand = shellQuote(connectHelperPath()) +
-                                   " --socks5 127.0.0.1:" + std::to_string(proxies->socksPort()) +
+                                   " --socks5 127.0.0.1:" + std::to_string(proxies.socksPort()) +
                                    " %h %p";
   policy.env["GIT_SSH_COMMAND"] = "ssh -o " + shellQuote("ProxyCommand=" + proxyCommand);
-  return proxies;
 }
 
 }  // namespace ccsandbox

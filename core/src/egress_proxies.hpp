@@ -65,6 +65,9 @@ class EgressProxies {
   // Replaces the allowlist; the next connection is judged by it. Throws
   // DomainPatternError naming a bad entry (the old list stays).
   void setAllowlist(const std::vector<std::string> &allowlist);
+  // Replaces both lists (a pair bound before its session's policy was compiled).
+  void setRules(const std::vector<std::string> &allowlist,
+                const std::vector<std::string> &denylist);
   std::vector<std::string> allowlist() const;
 
   // Called (from a network thread) for every refused connection.
@@ -97,11 +100,17 @@ struct EffectivePolicy;
 // next to the core: <prefix>/libexec/ccsandbox/ccsandbox-connect.
 std::string connectHelperPath();
 
-// Starts the pair of a restricted session with the policy's lists, sockets in
-// `socketDir`, and fills `policy`: network.httpProxy / socksProxy and the env
-// (HTTP_PROXY, HTTPS_PROXY and lower-case forms, ALL_PROXY / all_proxy as
-// socks5h://, NO_PROXY emptied, GIT_SSH_COMMAND through ccsandbox-connect).
-std::unique_ptr<EgressProxies> startSessionEgress(EgressService &service, EffectivePolicy &policy,
-                                                  const std::string &socketDir);
+// Binds the pair of a restricted session, sockets in `socketDir`, refusing
+// every connection until applySessionEgress() gives it the policy's lists.
+// Nothing in it depends on the policy, so a launch binds it while the policy
+// is compiled.
+std::unique_ptr<EgressProxies> bindSessionEgress(EgressService &service,
+                                                 const std::string &socketDir);
+
+// Gives the pair the policy's lists and fills `policy`: network.httpProxy /
+// socksProxy and the env (HTTP_PROXY, HTTPS_PROXY and lower-case forms,
+// ALL_PROXY / all_proxy as socks5h://, NO_PROXY emptied, GIT_SSH_COMMAND
+// through ccsandbox-connect).
+void applySessionEgress(EgressProxies &proxies, EffectivePolicy &policy);
 
 }  // namespace ccsandbox

