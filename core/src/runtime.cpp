@@ -17,6 +17,7 @@
 #include <future>
 #include <set>
 #include <system_error>
+#include <thread>
 #include <tuple>
 
 extern char **environ;
@@ -281,10 +282,21 @@ std::shared_ptr<Session> Runtime::launchSession(LaunchOptions options) {
     auto proxies = bindSessionEgress(*service, dir);
     return BoundEgress{std::move(service), std::move(proxies)};
   };
+  // A thread and a promise, not std::async, whose get() would also wait for
+  // the thread's exit; the thread is joined when this function returns.
   std::future<BoundEgress> egressAhead;
+  std::jthread egressThread;
   if (r.backend != SandboxBackend::none && options.kind != LaunchKind::terminal) {
     setup.runtimeDir->makeSubdir("proxy");
-    egressAhead = std::async(std::launch::async, bindEgress);
+    std::promise<BoundEgress> bound;
+    egressAhead = bound.get_future();
+    egressThread = std::jthread([bound = std::move(bound), &bindEgress]() mutable {
+      try {
+        bound.set_value(bindEgress());
+      } catch (...) {
+        bound.set_exception(std::current_exception());
+      }
+    });
   }
   HostFacts facts = hostFacts();
   facts.tempDir = setup.runtimeDir->makeTempDir();
