@@ -69,19 +69,10 @@ void CommandProcess::wake() {
 }
 
 void CommandProcess::post(SandboxEvent event) {
-  bool takeOver = false;
   {
     std::lock_guard lock(mutex_);
-    takeOver = event.type == SandboxEventType::exit && awaitingExit_;
-    // Anything else goes to the pump, which then owns the end again: `exit`
-    // is never delivered before an event that came before it.
-    awaitingExit_ = false;
-    if (takeOver)
-      finishedByPoster_ = true;
-    else
-      inbox_.push_back(std::move(event));
+    inbox_.push_back(std::move(event));
   }
-  if (takeOver) finish(std::move(event));
   wake();
 }
 
@@ -214,19 +205,10 @@ void CommandProcess::run() {
       waitMs = static_cast<int>(std::max<long long>(
           0, std::chrono::duration_cast<std::chrono::milliseconds>(*next - now).count() + 1));
 
-    if (!exit && !outOpen && !errOpen) {
-      std::lock_guard lock(mutex_);
-      awaitingExit_ = inbox_.empty() && !killRequested_ && !sessionEnded_;
-    }
     pollfd fds[3] = {{outOpen ? out_.get() : -1, POLLIN, 0},
                      {errOpen ? err_.get() : -1, POLLIN, 0},
                      {wakeRead_.get(), POLLIN, 0}};
     int rc = ::poll(fds, 3, waitMs);
-    {
-      std::lock_guard lock(mutex_);
-      if (finishedByPoster_) return;
-      awaitingExit_ = false;  // the pump owns the end again
-    }
     if (rc < 0 && errno != EINTR) break;
     if (rc <= 0) continue;
     if (fds[2].revents) {
@@ -263,10 +245,6 @@ void CommandProcess::run() {
     }
   }
 
-  finish(std::move(exit));
-}
-
-void CommandProcess::finish(std::optional<SandboxEvent> exit) {
   hooks_.finished();
   {
     std::lock_guard lock(mutex_);

@@ -49,9 +49,6 @@ class CommandProcess final : public Process {
   using Clock = std::chrono::steady_clock;
   void run();
   void wake();
-  // The end of a command: `exit` last, then wait() returns. Run by the pump,
-  // or by the thread that posts `exit` when the pump had nothing left to do.
-  void finish(std::optional<SandboxEvent> exit);
   SandboxEvent event(SandboxEventType type) const;
 
   const std::string sessionId_;
@@ -68,11 +65,6 @@ class CommandProcess final : public Process {
   bool killRequested_ = false;
   bool sessionEnded_ = false;
   bool done_ = false;
-  // The pump has read both streams to their end and holds nothing else: the
-  // thread that posts `exit` may finish the command itself (one thread hop
-  // less before wait() returns), and then the pump only returns.
-  bool awaitingExit_ = false;
-  bool finishedByPoster_ = false;
   std::optional<int> exitCode_;
   std::thread pump_;
 };
