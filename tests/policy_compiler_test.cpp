@@ -437,6 +437,16 @@ BOOST_AUTO_TEST_CASE(write_root_reached_through_a_symlink) {
   BOOST_TEST(has(p.writeDeny, "/tmp/wt/.git/hooks"));
 }
 
+BOOST_AUTO_TEST_CASE(the_network_is_open_exactly_where_networkOpenFor_says) {
+  // A launch binds its proxy pair before compiling, trusting networkOpenFor();
+  // a kind whose compiled policy disagreed would fail every launch of it.
+  FakeHost host;
+  for (const auto &[kind, name] : kLaunchKindNames) {
+    auto p = host.compile(repoSpec(SandboxMode::chat), kind);
+    BOOST_TEST(p.network.open == networkOpenFor(kind), name);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(terminal_profile_is_fixed) {
   FakeHost host;
   SandboxSpec spec = repoSpec(SandboxMode::review);

@@ -193,7 +193,7 @@ EffectivePolicy compileTerminal(const SandboxSpec &spec, const HostFacts &host,
   p.writeDeny = p.readDeny;
   p.exec.blockWritableRoots = false;  // a person's shell runs what they build in $HOME
   p.network.enabled = true;
-  p.network.open = true;
+  p.network.open = networkOpenFor(LaunchKind::terminal);
   finish(p);
   // Two writable sources naming the same path leave one bind.
   auto &b = p.visible.binds;
@@ -202,6 +202,10 @@ EffectivePolicy compileTerminal(const SandboxSpec &spec, const HostFacts &host,
 }
 
 }  // namespace
+
+bool networkOpenFor(LaunchKind kind) {
+  return kind == LaunchKind::terminal;
+}
 
 EffectivePolicy compilePolicy(const SandboxSpec &spec, LaunchKind kind, const HostFacts &host,
                               const PolicyOptions &options) {

@@ -33,6 +33,11 @@ struct HostFacts {
 // This process's facts (HOME, platform); tempDir is left to the caller.
 HostFacts hostFacts();
 
+// Whether a launch of this kind gets an open network (no proxies): decided by
+// the kind alone (the seed's terminal profile), so a launch can bind its proxy
+// pair before the policy is compiled. compilePolicy's network.open says the same.
+bool networkOpenFor(LaunchKind kind);
+
 // Throws UsageError naming the spec field for input it refuses: a relative
 // host path, a write root inside a read-denied path, two binds on one guest path.
 EffectivePolicy compilePolicy(const SandboxSpec &spec, LaunchKind kind, const HostFacts &host,

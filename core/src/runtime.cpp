@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <future>
+#include <stdexcept>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -271,28 +272,26 @@ std::shared_ptr<Session> Runtime::launchSession(LaunchOptions options) {
   setup.spec = options.spec;
   setup.runtimeDir = std::make_unique<RuntimeDir>();
   // A restricted session gets its own proxy pair, before the plugin sees the
-  // policy. Only a terminal's policy opens the network, so any other launch on
-  // a sandbox binds its pair on another thread while the policy is compiled
-  // (the ports and sockets do not depend on it; it refuses everything until
+  // policy. Whether the network is open depends on the launch kind alone, so
+  // the pair is bound on another thread while the policy is compiled (its
+  // ports and sockets do not depend on the policy; it refuses everything until
   // it has the lists): 0.3-0.5 ms off every launch on a 2-CPU VM. The sockets
   // get a directory of their own: the native backend binds it whole.
+  const bool restricted = r.backend != SandboxBackend::none && !networkOpenFor(options.kind);
   using BoundEgress = std::pair<std::shared_ptr<EgressService>, std::unique_ptr<EgressProxies>>;
-  auto bindEgress = [impl = impl_.get(), dir = setup.runtimeDir->path() + "/proxy"] {
-    auto service = impl->egressService();
-    auto proxies = bindSessionEgress(*service, dir);
-    return BoundEgress{std::move(service), std::move(proxies)};
-  };
   // A thread and a promise, not std::async, whose get() would also wait for
   // the thread's exit; the thread is joined when this function returns.
   std::future<BoundEgress> egressAhead;
   std::jthread egressThread;
-  if (r.backend != SandboxBackend::none && options.kind != LaunchKind::terminal) {
-    setup.runtimeDir->makeSubdir("proxy");
+  if (restricted) {
     std::promise<BoundEgress> bound;
     egressAhead = bound.get_future();
-    egressThread = std::jthread([bound = std::move(bound), &bindEgress]() mutable {
+    egressThread = std::jthread([bound = std::move(bound), impl = impl_.get(),
+                                 dir = setup.runtimeDir->makeSubdir("proxy")]() mutable {
       try {
-        bound.set_value(bindEgress());
+        auto service = impl->egressService();
+        auto proxies = bindSessionEgress(*service, dir);
+        bound.set_value(BoundEgress{std::move(service), std::move(proxies)});
       } catch (...) {
         bound.set_exception(std::current_exception());
       }
@@ -303,11 +302,11 @@ std::shared_ptr<Session> Runtime::launchSession(LaunchOptions options) {
   facts.trustedFiles = impl_->trustedFiles;
   setup.policy = compilePolicy(options.spec, options.kind, facts, options.policy);
   checkEnforceable(plugin->info(), setup.policy);
-  if (r.backend != SandboxBackend::none && !setup.policy.network.open) {
-    if (!egressAhead.valid()) {
-      setup.runtimeDir->makeSubdir("proxy");
-      egressAhead = std::async(std::launch::deferred, bindEgress);
-    }
+  if (setup.policy.network.open == restricted && r.backend != SandboxBackend::none)
+    throw std::logic_error(
+        "the policy compiler and networkOpenFor() disagree on the network of "
+        "this launch kind");  // fail closed: never a session without its pair
+  if (restricted) {
     std::tie(setup.egressService, setup.egress) = egressAhead.get();
     applySessionEgress(*setup.egress, setup.policy);
   }
