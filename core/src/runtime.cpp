@@ -15,8 +15,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <future>
-#include <stdexcept>
 #include <set>
+#include <stdexcept>
 #include <system_error>
 #include <thread>
 #include <tuple>
