@@ -25,6 +25,8 @@ void configureLogging(bool verbose) {
                        "\" (accepted: debug, info, warning, error)");
   }
   logging::enableConsole(level);
+  // The console is the CLI's only sink: records below it are not even built.
+  logging::setThreshold(level);
 }
 
 }  // namespace ccsandbox::cli

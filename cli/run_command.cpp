@@ -144,8 +144,7 @@ class SignalForwarder {
     });
   }
   ~SignalForwarder() {
-    stopping_ = true;
-    pthread_kill(thread_.native_handle(), SIGUSR1);
+    stop();
     thread_.join();
   }
   // The first signal that came before there was a command to forward it to.
@@ -159,9 +158,14 @@ class SignalForwarder {
     std::lock_guard lock(mutex_);
     return pending_;
   }
+  // The command has ended: nothing is forwarded any more, and the thread ends
+  // while the session is torn down rather than after it.
   void detach() {
-    std::lock_guard lock(mutex_);
-    process_.reset();
+    {
+      std::lock_guard lock(mutex_);
+      process_.reset();
+    }
+    stop();
   }
 
  private:
@@ -174,6 +178,10 @@ class SignalForwarder {
       if (process_) process_->signal(sig);
     }
     if (sig == SIGTSTP) ::kill(::getpid(), SIGSTOP);
+  }
+
+  void stop() {
+    if (!stopping_.exchange(true)) pthread_kill(thread_.native_handle(), SIGUSR1);
   }
 
   sigset_t set_;

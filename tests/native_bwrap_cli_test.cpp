@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "support/child_process.hpp"
+#include "support/proc_file.hpp"
 #include "support/temp_tree.hpp"
 
 #include <dirent.h>
@@ -46,8 +47,7 @@ std::set<pid_t> pidsWithCmdline(const std::string &needle) {
   while (dirent *e = ::readdir(d)) {
     pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
     if (pid <= 0) continue;
-    std::ifstream in("/proc/" + std::string(e->d_name) + "/cmdline", std::ios::binary);
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string cmd = readProcFile("/proc/" + std::string(e->d_name) + "/cmdline");
     if (cmd.find(needle) != std::string::npos) out.insert(pid);
   }
   ::closedir(d);
@@ -55,8 +55,7 @@ std::set<pid_t> pidsWithCmdline(const std::string &needle) {
 }
 
 pid_t parentOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string stat = readProcFile("/proc/" + std::to_string(pid) + "/stat");
   auto close = stat.rfind(')');
   if (close == std::string::npos) return -1;
   char state;
@@ -67,8 +66,7 @@ pid_t parentOf(pid_t pid) {
 
 // Alive: exists and is not a zombie.
 bool alive(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string stat = readProcFile("/proc/" + std::to_string(pid) + "/stat");
   auto close = stat.rfind(')');
   return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
 }
@@ -409,8 +407,7 @@ BOOST_AUTO_TEST_CASE(ctrl_c_at_a_terminal_reaches_the_command_and_not_bubblewrap
 
 // The state letter of a process ('S', 'T', ...), or 0 when it is gone.
 char stateOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string stat = readProcFile("/proc/" + std::to_string(pid) + "/stat");
   auto close = stat.rfind(')');
   return close != std::string::npos && close + 2 < stat.size() ? stat[close + 2] : 0;
 }

@@ -6,6 +6,7 @@
 
 #include "plugin_loader.hpp"
 #include "support/log_capture.hpp"
+#include "support/proc_file.hpp"
 #include "support/temp_tree.hpp"
 
 #include <fcntl.h>
@@ -204,9 +205,8 @@ int freePort() {
 
 // The parent of a host process (0 when it is gone), from /proc/PID/stat.
 pid_t parentOf(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
+  const std::string stat = test::readProcFile("/proc/" + std::to_string(pid) + "/stat");
+  const std::string line = stat.substr(0, stat.find('\n'));
   const auto close = line.rfind(')');
   if (close == std::string::npos) return 0;
   std::istringstream rest(line.substr(close + 2));
@@ -224,9 +224,7 @@ std::vector<std::pair<pid_t, std::string>> childrenOf(pid_t parent) {
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     const pid_t pid = std::stoi(name);
     if (parentOf(pid) != parent) continue;
-    std::ifstream cmd(e.path() / "cmdline", std::ios::binary);
-    found.emplace_back(
-        pid, std::string((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>()));
+    found.emplace_back(pid, test::readProcFile(e.path() / "cmdline"));
   }
   return found;
 }

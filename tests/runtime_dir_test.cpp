@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE runtime_dir
 #include <boost/test/unit_test.hpp>
 
+#include "deferred_removal.hpp"
 #include "runtime_dir.hpp"
 #include "support/temp_tree.hpp"
 
@@ -15,6 +16,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -206,4 +208,28 @@ BOOST_AUTO_TEST_CASE(session_dirs_prefer_a_private_then_a_memory_base) {
   BOOST_CHECK_EQUAL(RuntimeDir::tempBaseDir(), "/tmp");
   restore("TMPDIR", oldTmp);
   restore("XDG_RUNTIME_DIR", oldXdg);
+}
+
+BOOST_AUTO_TEST_CASE(deferred_removal_leaves_nothing_once_it_is_gone) {
+  // Ended sessions' directories go on a thread of their own (the CLI's
+  // teardown runs meanwhile); once the remover is destroyed, every one handed
+  // over is gone, with what the sandbox left in its /tmp.
+  BaseDir base(true);
+  std::vector<std::string> sessions, temps;
+  {
+    DeferredRemoval removal;
+    for (int i = 0; i < 5; ++i) {
+      auto dir = std::make_unique<RuntimeDir>();
+      sessions.push_back(dir->path());
+      temps.push_back(dir->makeTempDir());
+      dir->makeSubdir("proxy");
+      base.temp.file(fs::path(temps.back()).filename().string() + "/deep/er/out.o", "bytes");
+      removal.add(std::move(dir));
+    }
+    removal.add(nullptr);  // nothing to remove: ignored
+  }
+  for (const auto &p : sessions) BOOST_CHECK_MESSAGE(!fs::exists(p), p << " was left behind");
+  for (const auto &p : temps) BOOST_CHECK_MESSAGE(!fs::exists(p), p << " was left behind");
+  BOOST_CHECK(entries(base.path()).empty());
+  BOOST_CHECK(entries(base.temp.path()).empty());
 }

@@ -3,6 +3,7 @@
 #define BOOST_TEST_MODULE runtime
 #include <boost/test/unit_test.hpp>
 
+#include "ccsandbox/logging.hpp"
 #include "ccsandbox/policy_preview.hpp"
 #include "ccsandbox/runtime.hpp"
 #include "support/log_capture.hpp"
@@ -369,4 +370,46 @@ BOOST_AUTO_TEST_CASE(the_plugin_directories_are_trusted_files_a_launch_write_den
   // The compiler alone, for the same options, says the same.
   auto alone = compileLaunchPolicy(launch, options({kNoneOnly, plugins}));
   BOOST_TEST((alone.writeDeny == deny));
+}
+
+BOOST_AUTO_TEST_CASE(a_sessions_directories_are_gone_once_the_runtime_is) {
+  // They are removed on a thread of their own after destroy (DeferredRemoval),
+  // and the Runtime waits for that before it is gone: nothing is left behind,
+  // not even what the command left in its /tmp.
+  std::string runtimeDir, tempDir;
+  {
+    Runtime rt(options({kNoneOnly}));
+    Recorder rec;
+    LaunchOptions launch;
+    launch.onEvent = rec.callback();
+    auto session = rt.launch(std::move(launch));
+    runtimeDir = session->handle().details.at("runtimeDir").as_string().c_str();
+    auto p = session->exec({.argv = {"sh", "-c",
+                                     "mkdir -p \"$TMPDIR/a/b\" && echo x > \"$TMPDIR/a/b/c\" && "
+                                     "printf %s \"$TMPDIR\""}});
+    BOOST_REQUIRE_EQUAL(p->wait(), 0);
+    tempDir = rec.stream(SandboxEventType::stdoutData);
+    BOOST_REQUIRE(!tempDir.empty());
+    BOOST_REQUIRE(std::filesystem::exists(tempDir + "/a/b/c"));
+    BOOST_REQUIRE(std::filesystem::exists(runtimeDir));
+    session->destroy();
+  }
+  BOOST_CHECK_MESSAGE(!std::filesystem::exists(runtimeDir), runtimeDir << " was left behind");
+  BOOST_CHECK_MESSAGE(!std::filesystem::exists(tempDir), tempDir << " was left behind");
+}
+
+BOOST_AUTO_TEST_CASE(records_below_the_threshold_reach_no_sink) {
+  // The CLI, whose console is its only sink, drops what the console would
+  // refuse before Boost.Log builds it; every other sink sees all by default.
+  test::LogCapture log;
+  logging::write(logging::Level::debug, "core", "threshold-probe one");
+  logging::setThreshold(logging::Level::warning);
+  logging::write(logging::Level::info, "core", "threshold-probe two");
+  logging::write(logging::Level::warning, "core", "threshold-probe three");
+  logging::setThreshold(logging::Level::debug);
+  logging::write(logging::Level::debug, "core", "threshold-probe four");
+  BOOST_CHECK_EQUAL(log.count({"threshold-probe one"}), 1u);
+  BOOST_CHECK_EQUAL(log.count({"threshold-probe two"}), 0u);
+  BOOST_CHECK_EQUAL(log.count({"threshold-probe three"}), 1u);
+  BOOST_CHECK_EQUAL(log.count({"threshold-probe four"}), 1u);
 }

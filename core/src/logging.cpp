@@ -9,6 +9,7 @@
 #include <boost/log/sources/record_ostream.hpp>
 #include <boost/log/sources/severity_logger.hpp>
 
+#include <atomic>
 #include <iostream>
 #include <mutex>
 #include <string>
@@ -24,9 +25,16 @@ boost::log::sources::severity_logger_mt<Level> &logger() {
   return instance;
 }
 
+std::atomic<Level> threshold{Level::debug};
+
 }  // namespace
 
+void setThreshold(Level minimum) {
+  threshold.store(minimum, std::memory_order_relaxed);
+}
+
 void write(Level level, std::string_view source, std::string_view message) {
+  if (level < threshold.load(std::memory_order_relaxed)) return;
   auto &lg = logger();
   boost::log::record rec = lg.open_record((boost::log::keywords::severity = level));
   if (!rec) return;

@@ -1,6 +1,7 @@
 #include "ccsandbox/runtime.hpp"
 
 #include "ccsandbox/logging.hpp"
+#include "deferred_removal.hpp"
 #include "descriptor_shortage.hpp"
 #include "env_sanitizer.hpp"
 #include "plugin_loader.hpp"
@@ -117,6 +118,9 @@ HostFacts hostFacts() {
 }
 
 struct Runtime::Impl final : PluginEventSink {
+  // First, so destroyed last: it waits for the directories of sessions that
+  // ended while the rest of the runtime (plugins, proxies' loop) went.
+  DeferredRemoval removal;
   RuntimeOptions options;
   SandboxSwitch sandbox = SandboxSwitch::on;
   std::map<std::string, std::string> hostEnv;
@@ -318,6 +322,9 @@ std::shared_ptr<Session> Runtime::launchSession(LaunchOptions options) {
   setup.onDestroyed = [impl](const std::string &id) {
     std::lock_guard lock(impl->sessionsMutex);
     impl->sessions.erase(id);
+  };
+  setup.disposeRuntimeDir = [impl](std::unique_ptr<RuntimeDir> dir) {
+    impl->removal.add(std::move(dir));
   };
 
   std::shared_ptr<SessionImpl> session;

@@ -245,12 +245,23 @@ void SessionImpl::destroy() {
     setup_.handle.state = SandboxState::destroyed;
   }
   if (setup_.onDestroyed) setup_.onDestroyed(setup_.handle.sessionId);
+  // Nothing of the sandbox runs any more: its directories can go.
+  std::function<void(std::unique_ptr<RuntimeDir>)> dispose;
+  std::unique_ptr<RuntimeDir> dir;
+  {
+    std::lock_guard lock(mutex_);
+    dispose = std::move(setup_.disposeRuntimeDir);
+    setup_.disposeRuntimeDir = nullptr;
+    if (dispose) dir = std::move(setup_.runtimeDir);
+  }
+  if (dispose) dispose(std::move(dir));
 }
 
 void SessionImpl::detach() {
   destroy();
   std::lock_guard lock(mutex_);
   setup_.plugin = nullptr;
+  setup_.disposeRuntimeDir = nullptr;  // the runtime that would take it is going
 }
 
 std::vector<std::string> SessionImpl::egressAllowlist() const {

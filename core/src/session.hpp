@@ -28,6 +28,9 @@ class SessionImpl final : public Session, public std::enable_shared_from_this<Se
     std::chrono::milliseconds killGrace{2000};
     EventCallback onEvent;
     std::function<void(const std::string &)> onDestroyed;  // the runtime forgets the session
+    // Takes the runtime directory once the sandbox is gone (DeferredRemoval);
+    // without it the directory goes with the session object.
+    std::function<void(std::unique_ptr<RuntimeDir>)> disposeRuntimeDir;
     // Restricted sessions only: the egress loop (outlives the pair) and the pair.
     std::shared_ptr<EgressService> egressService;
     std::unique_ptr<EgressProxies> egress;

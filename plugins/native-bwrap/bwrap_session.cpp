@@ -82,16 +82,17 @@ BwrapSession::BwrapSession(const LaunchRequest &request, const BwrapHost &host,
   std::string unsent;  // why the bridges or the rules could not be sent
   try {
     started->describe(plan.setup);
-    Message bridges{MessageType::bridges, {}, {}};
-    for (const auto &b : plan.bridges)
-      bridges.fields.push_back(b.host + ":" + std::to_string(b.port) + "=" + b.guestSocket);
-    sendMessage(control_.get(), bridges);
-    // Right behind, not after `ready`: the helper builds the session's
-    // confinement and its first spare child while we wait and return.
+    // The rules first, not after `ready`: the helper builds the session's
+    // confinement while it opens the bridges, and its first spare child while
+    // we wait and return.
     if (host.confine) {
       sendMessage(control_.get(), confineMessage(plan.guestRules));
       confined_ = true;
     }
+    Message bridges{MessageType::bridges, {}, {}};
+    for (const auto &b : plan.bridges)
+      bridges.fields.push_back(b.host + ":" + std::to_string(b.port) + "=" + b.guestSocket);
+    sendMessage(control_.get(), bridges);
   } catch (const std::exception &e) {
     // bwrap is gone: its own words say why (waitReady). Kept for the case it is not.
     unsent = e.what();

@@ -16,4 +16,10 @@ CCSANDBOX_API void write(Level level, std::string_view source, std::string_view 
 // A console sink on stderr: "ccsandbox: <message>" for records at or above `minimum`.
 CCSANDBOX_API void enableConsole(Level minimum);
 
+// Records below `minimum` are dropped before they reach Boost.Log (default:
+// debug, so every record reaches every sink). A host whose sinks all filter
+// below some level sets it to that level: a record Boost.Log opens only to
+// have every sink refuse costs ~10 us, and a launch writes several.
+CCSANDBOX_API void setThreshold(Level minimum);
+
 }  // namespace ccsandbox::logging

@@ -20,11 +20,14 @@
 #include "ccsandbox/confine/supervisor.hpp"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 
+#include <exception>
 #include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -44,10 +47,15 @@ class CommandConfinement {
   CommandConfinement(const CommandConfinement &) = delete;
   CommandConfinement &operator=(const CommandConfinement &) = delete;
 
-  // Builds what every command of the session shares, if not yet built. The
-  // helper calls it as soon as the rules arrive, while the plugin is still
-  // composing the first command. Throws like prepareLaunch().
+  // Builds what every command of the session shares, if not yet built (after
+  // waiting for prepareInBackground(), whose failure it reports). Throws like
+  // prepareLaunch().
   void prepare();
+  // The same on a thread of its own, started when the rules arrive: the
+  // helper opens its bridges and says `ready` meanwhile (the Landlock ruleset
+  // and the judge take ~0.3 ms on the development VM, on the path of every
+  // launch). `done` is posted to the helper's loop when it has finished.
+  void prepareInBackground(std::function<void()> done);
 
   // Before fork. Throws std::exception with a message for the user when the
   // rules cannot be turned into kernel objects (the command is then not run).
@@ -55,10 +63,15 @@ class CommandConfinement {
 
   // The same for a spare child (startSpare), whose command is not known yet:
   // `name` gives its supervisor the command's execId, for its violation
-  // reports, before the command is sent to it.
+  // reports, before the command is sent to it. The spare's listener is taken
+  // on the helper's loop when it arrives, so that the helper does not wait
+  // while the child confines itself; `settle` takes it at once if it has not
+  // been yet, and must run before the spare gets its command (its execve is
+  // supervised, and the launcher waits for that exec on the helper's thread).
   struct SpareHooks {
     ConfinementHooks hooks;
     std::function<void(const std::string &execId)> name;
+    std::function<void()> settle;
   };
   SpareHooks prepareSpare();
 
@@ -84,17 +97,41 @@ class CommandConfinement {
     mutable std::mutex mutex_;
     std::string id_;
   };
-  ConfinementHooks hooksFor(std::shared_ptr<ExecIdSlot> execId);
+  // A spare's listener on its way: `take` is set at fork and runs once, when
+  // `readable` (a copy of the channel's fd, watched on the loop) fires or at
+  // settle(), whichever comes first.
+  struct PendingListener {
+    std::function<void()> take;
+    std::optional<boost::asio::posix::stream_descriptor> readable;
+    void settle() {
+      if (!take) return;
+      auto once = std::move(take);
+      take = nullptr;
+      readable.reset();  // also from its own handler: asio allows that
+      once();
+    }
+  };
+  // `pending`: null for a command's own child, whose listener is taken at fork.
+  ConfinementHooks hooksFor(std::shared_ptr<ExecIdSlot> execId,
+                            std::shared_ptr<PendingListener> pending);
+  // Receives the child's listener on `parentEnd` and starts its supervisor.
+  void takeListener(int parentEnd, std::shared_ptr<ExecIdSlot> execId);
+  // Starts a Supervisor for `listener` on a thread of its own; if it cannot,
+  // the listener closes (the child's supervised calls fail) and onProblem_ says why.
   void serve(std::shared_ptr<ExecIdSlot> execId, UniqueFd listener);
+  void runServed(std::list<Served>::iterator it);  // the supervisor thread
   // Why exec of `program` is refused by the rules (a write root without a
   // grant), for the user; empty when the rules do not refuse it.
   std::string execRefusal(const std::string &program) const;
 
   boost::asio::io_context &io_;
   const confine::ConfineRules rules_;
-  // Built by prepare(), on the helper's thread.
+  // Built by prepare(), on the helper's thread, or by preparing_, which
+  // prepare() joins before it reads them.
   std::shared_ptr<const confine::ChildConfinement> confinement_;
   std::shared_ptr<const confine::WriteJudge> judge_;
+  std::thread preparing_;
+  std::exception_ptr prepareError_;  // what preparing_ could not build
   ViolationReport onViolation_;
   Problem onProblem_;
   std::list<Served> served_;  // touched on the helper's thread only

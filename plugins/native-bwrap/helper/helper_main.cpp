@@ -19,6 +19,7 @@
 #include "command_launcher.hpp"
 #include "control_channel.hpp"
 #include "loopback_bridge.hpp"
+#include "plain_output.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -33,7 +34,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -89,7 +89,7 @@ class Helper {
                           try {
                             more = receiveMessage(controlFd_, m);
                           } catch (const std::exception &e) {
-                            std::cerr << "ccsandbox-bwrap-helper: " << e.what() << "\n";
+                            writePlain(STDERR_FILENO, {"ccsandbox-bwrap-helper: ", e.what(), "\n"});
                           }
                           if (!more) return endSession();
                           handle(m);
@@ -114,6 +114,7 @@ class Helper {
   }
 
   void exec(const Message &m) {
+    commandSeen_ = true;
     // execId, cwd, argc, argv..., env...
     if (m.fields.size() < 3 || m.fds.size() != 3) return;
     const std::string &execId = m.fields[0];
@@ -134,6 +135,7 @@ class Helper {
     if (spare_) {
       // A child confined ahead is waiting: the command only crosses a socket.
       spareHooks_.name(execId);
+      if (spareHooks_.settle) spareHooks_.settle();  // served before the launcher waits
       const ConfinementHooks hooks = spareHooks_.hooks;
       SpareChild spare = std::move(*spare_);
       spare_.reset();
@@ -174,7 +176,8 @@ class Helper {
       }
     } catch (const std::exception &e) {
       // A sandbox whose network path is not what the plugin asked for never reports ready.
-      std::cerr << "ccsandbox-bwrap-helper: cannot open the loopback bridges: " << e.what() << "\n";
+      writePlain(STDERR_FILENO,
+                 {"ccsandbox-bwrap-helper: cannot open the loopback bridges: ", e.what(), "\n"});
       shutdown();
     }
     send({MessageType::ready, {}, {}});
@@ -201,7 +204,7 @@ class Helper {
       list(rules.execGrantRoots);
     } catch (const std::exception &e) {
       // A plugin that cannot describe its rules gets no commands run at all.
-      std::cerr << "ccsandbox-bwrap-helper: bad confine message: " << e.what() << "\n";
+      writePlain(STDERR_FILENO, {"ccsandbox-bwrap-helper: bad confine message: ", e.what(), "\n"});
       shutdown();
     }
     confinement_.emplace(
@@ -212,13 +215,17 @@ class Helper {
         [this](const std::string &message) {
           send({MessageType::log, {message}, {}});
         });
-    try {
-      confinement_->prepare();
-    } catch (const std::exception &) {
-      // Not now: the first command tries again and reports why it cannot run.
-      return;
-    }
-    prepareSpare();  // for the first command, which the plugin is composing now
+    // Built while the bridges open (the plugin sends the rules first); then a
+    // spare for the first command, which the plugin is composing by then.
+    confinement_->prepareInBackground([this] {
+      try {
+        confinement_->prepare();
+      } catch (const std::exception &) {
+        // Not now: the first command tries again and reports why it cannot run.
+        return;
+      }
+      if (!commandSeen_) prepareSpare();  // else prepareSpareLater() has it
+    });
   }
 
   // A child forked and confined ahead of the next command (command_launcher.hpp).
@@ -316,13 +323,15 @@ class Helper {
   CommandConfinement::SpareHooks spareHooks_;      // spare_'s
   asio::steady_timer spareTimer_{io_};
   bool bridgesOpen_ = false;
+  bool commandSeen_ = false;  // an exec came: spares are made after commands from then on
 };
 
 int usage(const std::string &why) {
-  std::cerr << "ccsandbox-bwrap-helper: " << why
-            << "\nusage: ccsandbox-bwrap-helper --control-fd N\n"
-               "It runs as pid 1 inside a sandbox started by the native-bwrap plugin; it is not "
-               "meant to be run by hand.\n";
+  writePlain(STDERR_FILENO,
+             {"ccsandbox-bwrap-helper: ", why,
+              "\nusage: ccsandbox-bwrap-helper --control-fd N\n"
+              "It runs as pid 1 inside a sandbox started by the native-bwrap plugin; it is not "
+              "meant to be run by hand.\n"});
   return 2;
 }
 
@@ -335,7 +344,7 @@ int main(int argc, char **argv) {
       std::string a = argv[i];
       if (a == "--version") {
         // The probe's trial: the helper starts inside a sandbox built like a real one.
-        std::cout << "ccsandbox-bwrap-helper 1\n";
+        writePlain(STDOUT_FILENO, {"ccsandbox-bwrap-helper 1\n"});
         return 0;
       }
       if (a == "--check-confinement") return checkConfinement();  // the probe's trial
@@ -360,7 +369,7 @@ int main(int argc, char **argv) {
     Helper helper(controlFd);
     return helper.run();
   } catch (const std::exception &e) {
-    std::cerr << "ccsandbox-bwrap-helper: " << e.what() << "\n";
+    writePlain(STDERR_FILENO, {"ccsandbox-bwrap-helper: ", e.what(), "\n"});
     return 1;
   }
 }
