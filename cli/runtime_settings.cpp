@@ -17,6 +17,7 @@ RuntimeOptions cliRuntimeOptions(ProbeFreshness freshness) {
     throw UsageError("CCSANDBOX_PROBE_CACHE: invalid value \"" + setting +
                      "\" (accepted: on, off, or an absolute directory)");
   options.refreshProbeCache = freshness == ProbeFreshness::fresh;
+  options.egressThreads = 1;  // one session per process
   return options;
 }
 

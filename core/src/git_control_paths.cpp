@@ -133,7 +133,8 @@ class GitSearch {
   std::size_t kept_ = 0;
   std::map<dev_t, bool> trustedDevices_;
   std::deque<Pending> queue_;
-  std::unique_ptr<char[]> buffer_ = std::make_unique<char[]>(kDentsBuffer);
+  std::unique_ptr<char[]> buffer_ =
+      std::make_unique_for_overwrite<char[]>(kDentsBuffer);  // not zeroed: fewer page faults
 };
 
 void GitSearch::run(const std::string &root) {

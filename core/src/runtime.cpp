@@ -13,6 +13,7 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <future>
@@ -139,7 +140,7 @@ struct Runtime::Impl final : PluginEventSink {
   std::shared_ptr<EgressService> egress;
   std::shared_ptr<EgressService> egressService() {
     std::lock_guard lock(egressMutex);
-    if (!egress) egress = EgressService::create(2);
+    if (!egress) egress = EgressService::create(std::max(1u, options.egressThreads));
     return egress;
   }
 

@@ -91,6 +91,10 @@ struct RuntimeOptions {
   std::optional<std::string> probeCacheDir{};
   // Probe afresh even when a kept result matches, and keep the new one (`ccsandbox probe`).
   bool refreshProbeCache = false;
+  // Threads of the proxies' network loop, which every restricted session of
+  // this runtime shares (at least 1). Two let a host's sessions use two cores;
+  // the CLI, which runs one session, takes one (a thread fewer to start).
+  unsigned egressThreads = 2;
 };
 
 // <XDG_RUNTIME_DIR>/ccsandbox, else <TMPDIR or /tmp>/ccsandbox-<uid>.
