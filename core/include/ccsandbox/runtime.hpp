@@ -142,6 +142,8 @@ class CCSANDBOX_API Session {
   virtual SandboxHandle handle() const = 0;
   virtual std::shared_ptr<Process> exec(ExecOptions options) = 0;
   // Ends every process of the session; idempotent. Pending commands get their `exit`.
+  // The session's directories (its runtime directory, the sandbox's /tmp) are
+  // removed right after, on a thread of the Runtime, whose destruction waits for it.
   virtual void destroy() = 0;
   // The egress allowlist of a restricted session (baseline + GitHub + the spec's
   // entries, as compiled). Replacing it takes effect for the next connection;
