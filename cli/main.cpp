@@ -41,8 +41,10 @@ environment:
   CCSANDBOX_PROBE_CACHE  on (default), off, or a directory: where run, policy
                          and plugins reuse a probe result kept by an earlier
                          run of the same boot and user, while the plugin and
-                         the host facts it probed are unchanged; `probe`
-                         always probes afresh and refreshes it
+                         the host facts it probed are unchanged, and what
+                         each plugin file holds (so run loads only the
+                         plugins its route reaches); `probe` always probes
+                         afresh and refreshes it
 
 exit status of `run`: the command's; 125 when the sandbox could not be started
 or the launch was refused; 126 when the command cannot be executed; 127 when

@@ -18,6 +18,8 @@ RuntimeOptions cliRuntimeOptions(ProbeFreshness freshness) {
                      "\" (accepted: on, off, or an absolute directory)");
   options.refreshProbeCache = freshness == ProbeFreshness::fresh;
   options.egressThreads = 1;  // one session per process
+  // One launch per process: a plugin its route does not reach is not loaded.
+  options.loadPluginsAsNeeded = true;
   return options;
 }
 

@@ -72,4 +72,7 @@ target_compile_definitions(fixture-kept-abi10 PRIVATE FIXTURE_ABI10)
 set_target_properties(fixture-kept-abi10 PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${FIXTURE_OUT}/kept-abi10)
 ccsandbox_add_test(probe_cache_test SOURCES probe_cache_test.cpp support/log_capture.cpp LABELS foundation)
 add_dependencies(probe_cache_test fixture-kept fixture-kept-abi10)
+ccsandbox_add_test(plugin_descriptions_test SOURCES plugin_descriptions_test.cpp
+  support/log_capture.cpp LABELS foundation)
+add_dependencies(plugin_descriptions_test fixture-kept fixture-native-ok not-a-plugin)
 ccsandbox_add_test(runtime_dir_test SOURCES runtime_dir_test.cpp LABELS foundation)

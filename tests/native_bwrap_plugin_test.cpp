@@ -83,7 +83,7 @@ struct Loaded {
     discovery = discoverPlugins({CCSANDBOX_PLUGIN_DIR},
                                 boost::json::object{{"native-bwrap", std::move(settings)}}, sink);
     for (auto &p : discovery.plugins)
-      if (p->info().name == "native-bwrap") plugin = p.get();
+      if (p.info.name == "native-bwrap") plugin = p.loaded.get();
     BOOST_REQUIRE(plugin);
     if (probeNow) probe = plugin->probe();
   }

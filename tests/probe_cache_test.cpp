@@ -8,6 +8,7 @@
 
 #include "ccsandbox/runtime.hpp"
 #include "probe_cache.hpp"
+#include "support/kept_probe_log.hpp"
 #include "support/log_capture.hpp"
 #include "support/temp_tree.hpp"
 
@@ -53,13 +54,7 @@ struct Fixture {
     return o;
   }
   // What the fixture did, one word per probe or restore, since the last call.
-  std::string calls() {
-    std::string all = fs::exists(log) ? test::readFile(log) : "";
-    fs::remove(log);
-    std::string out;
-    for (char c : all) out += c == '\n' ? ' ' : c;
-    return out;
-  }
+  std::string calls() { return test::takeKeptProbeCalls(log); }
 };
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include "router.hpp"
 
+#include <algorithm>
+
 using namespace ccsandbox;
 
 namespace {
@@ -165,4 +167,34 @@ BOOST_AUTO_TEST_CASE(fail_closed_on_what_a_backend_cannot_enforce) {
   BOOST_CHECK_THROW(checkEnforceable(bwrapLike, policy), LaunchRefused);
   // The none backend enforces nothing and is never "checked" into refusing.
   BOOST_CHECK_NO_THROW(checkEnforceable(kNone, policy));
+}
+
+// With RouterInput::probe, a probe is read only when the route depends on it:
+// a native backend that serves leaves the none plugin unprobed (and, in the
+// runtime, unloaded); one that cannot sends the router on to none.
+BOOST_AUTO_TEST_CASE(only_the_probes_a_route_depends_on_are_read) {
+  for (bool nativeAvailable : {true, false}) {
+    std::vector<PluginInfo> plugins{kNativeOn, kNone, kVm};
+    plugins[0].probe.available = nativeAvailable;
+    std::vector<std::string> read;
+    RouterInput in{SandboxSwitch::on, SandboxBackend::none, &plugins};
+    in.probe = [&](const PluginInfo &p) { read.push_back(p.name); };
+    Route r = routeLaunch(in, LaunchKind::agentBash, RequestedBackend::automatic, std::nullopt);
+    BOOST_CHECK(r.backend == (nativeAvailable ? SandboxBackend::native : SandboxBackend::none));
+    std::vector<std::string> expected =
+        nativeAvailable ? std::vector<std::string>{"native-bwrap", "native-bwrap"}
+                        : std::vector<std::string>{"native-bwrap", "none"};
+    BOOST_CHECK_EQUAL_COLLECTIONS(read.begin(), read.end(), expected.begin(), expected.end());
+
+    read.clear();
+    startupLine(in, {});
+    BOOST_CHECK_EQUAL(read.front(), "native-bwrap");
+    BOOST_CHECK(std::find(read.begin(), read.end(), "none") == read.end());
+    BOOST_CHECK(std::find(read.begin(), read.end(), "vm") == read.end());
+
+    read.clear();
+    routeLaunch(in, LaunchKind::agentBash, RequestedBackend::automatic, std::string("vm"));
+    BOOST_CHECK_EQUAL(read.size(), 1u);
+    BOOST_CHECK_EQUAL(read.front(), "vm");
+  }
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <stdexcept>
 #include <system_error>
 
 namespace ccsandbox {
@@ -187,48 +188,44 @@ bool validFunctions(const ccsandbox_backend_t &t) {
          t.free_reply;
 }
 
+// Why a file is not loaded.
+struct Rejected : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The plugin in `file`, loaded and initialised; throws Rejected. `known`: the
+// plugins found before it, whose names it may not repeat (nullptr: not checked).
 std::unique_ptr<LoadedPlugin> load(const fs::path &file, const boost::json::object &settings,
-                                   const std::vector<std::unique_ptr<LoadedPlugin>> &loaded,
+                                   const std::vector<DiscoveredPlugin> *known,
                                    PluginEventSink &sink) {
   boost::dll::shared_library library;
   try {
     // rtld_now: a plugin with unresolved symbols fails here, not in the middle of a launch.
     library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception &e) {
-    skip(file, e.what());
-    return nullptr;
+    throw Rejected(e.what());
   }
-  if (!library.has(CCSANDBOX_BACKEND_SYMBOL)) {
-    skip(file, std::string("no ") + CCSANDBOX_BACKEND_SYMBOL +
+  if (!library.has(CCSANDBOX_BACKEND_SYMBOL))
+    throw Rejected(std::string("no ") + CCSANDBOX_BACKEND_SYMBOL +
                    " symbol (not a ccsandbox backend plugin)");
-    return nullptr;
-  }
   const auto &table = library.get<const ccsandbox_backend_t>(CCSANDBOX_BACKEND_SYMBOL);
   // The version comes first and is read before anything else in the table.
-  if (table.abi_major != CCSANDBOX_ABI_MAJOR) {
-    skip(file, "plugin ABI " + std::to_string(table.abi_major) + "." +
+  if (table.abi_major != CCSANDBOX_ABI_MAJOR)
+    throw Rejected("plugin ABI " + std::to_string(table.abi_major) + "." +
                    std::to_string(table.abi_minor) + ", core ABI " +
                    std::to_string(CCSANDBOX_ABI_MAJOR) + "." + std::to_string(CCSANDBOX_ABI_MINOR) +
                    ": major versions differ");
-    return nullptr;
-  }
-  if (!table.name || !*table.name || !table.backend || !validFunctions(table)) {
-    skip(file, "incomplete backend table (missing name, backend or function)");
-    return nullptr;
-  }
+  if (!table.name || !*table.name || !table.backend || !validFunctions(table))
+    throw Rejected("incomplete backend table (missing name, backend or function)");
   auto backend = enumFromName(kSandboxBackendNames, table.backend);
-  if (!backend) {
-    skip(file, std::string("unknown backend value \"") + table.backend +
+  if (!backend)
+    throw Rejected(std::string("unknown backend value \"") + table.backend +
                    "\" (expected native, none or microvm)");
-    return nullptr;
-  }
-  for (const auto &p : loaded) {
-    if (p->info().name == table.name) {
-      skip(file, std::string("plugin name \"") + table.name + "\" is already provided by " +
-                     p->info().file);
-      return nullptr;
-    }
-  }
+  if (known)
+    for (const auto &p : *known)
+      if (p.info.name == table.name)
+        throw Rejected(std::string("plugin name \"") + table.name + "\" is already provided by " +
+                       p.info.file);
   PluginInfo info;
   info.name = table.name;
   info.backend = *backend;
@@ -242,8 +239,7 @@ std::unique_ptr<LoadedPlugin> load(const fs::path &file, const boost::json::obje
   try {
     plugin->init(pluginSettings);
   } catch (const std::exception &e) {
-    skip(file, e.what());
-    return nullptr;
+    throw Rejected(e.what());
   }
   return plugin;
 }
@@ -251,7 +247,7 @@ std::unique_ptr<LoadedPlugin> load(const fs::path &file, const boost::json::obje
 }  // namespace
 
 Discovery discoverPlugins(const std::vector<std::string> &dirs, const boost::json::object &settings,
-                          PluginEventSink &sink) {
+                          PluginEventSink &sink, PluginDescriptions *described) {
   Discovery out;
   std::set<fs::path> seenDirs;
   for (const auto &dirText : dirs) {
@@ -271,11 +267,47 @@ Discovery discoverPlugins(const std::vector<std::string> &dirs, const boost::jso
       if (entry.path().extension() == ".so" && entry.is_regular_file(ec))
         files.push_back(entry.path());
     std::sort(files.begin(), files.end());  // a stable order makes "first wins" predictable
-    for (const auto &file : files)
-      if (auto plugin = load(file, settings, out.plugins, sink))
+    for (const auto &file : files) {
+      if (described) {
+        // Taken as it was when loaded; a name already found sends it to a real load,
+        // which says why it is skipped.
+        auto d = described->find(file.string());
+        if (d && std::none_of(out.plugins.begin(), out.plugins.end(),
+                              [&](const DiscoveredPlugin &p) { return p.info.name == d->name; })) {
+          DiscoveredPlugin plugin;
+          plugin.info =
+              PluginInfo{d->name, d->backend, file.string(), d->abiMajor, d->abiMinor, {}};
+          out.plugins.push_back(std::move(plugin));
+          continue;
+        }
+      }
+      try {
+        DiscoveredPlugin plugin;
+        plugin.loaded = load(file, settings, &out.plugins, sink);
+        plugin.info = plugin.loaded->info();
+        if (described) described->remember(plugin.info);
         out.plugins.push_back(std::move(plugin));
+      } catch (const Rejected &e) {
+        if (described) described->forget(file.string());
+        skip(file, e.what());
+      }
+    }
   }
   return out;
+}
+
+void loadDescribed(DiscoveredPlugin &plugin, const boost::json::object &settings,
+                   PluginEventSink &sink) {
+  if (plugin.loaded) return;
+  auto loaded = load(plugin.info.file, settings, nullptr, sink);
+  const PluginInfo &real = loaded->info();
+  if (real.name != plugin.info.name || real.backend != plugin.info.backend ||
+      real.abiMinor != plugin.info.abiMinor)
+    throw std::runtime_error("the file is no longer the plugin it was (" + real.name + ", " +
+                             std::string(toString(real.backend)) + " backend) when described as " +
+                             plugin.info.name + ", " + std::string(toString(plugin.info.backend)) +
+                             " backend");
+  plugin.loaded = std::move(loaded);
 }
 
 std::string installedPluginDir() {

@@ -3,6 +3,7 @@
 
 #include "ccsandbox/backend_abi.h"
 #include "ccsandbox/runtime.hpp"
+#include "plugin_descriptions.hpp"
 
 #include <boost/dll/shared_library.hpp>
 
@@ -67,16 +68,32 @@ class LoadedPlugin {
   void *instance_ = nullptr;
 };
 
+// A plugin discovery found: loaded, or only described — a kept description of
+// the very same file (PluginDescriptions) stood in for loading it, until a
+// route needs it (loadDescribed).
+struct DiscoveredPlugin {
+  PluginInfo info;  // without its probe
+  std::unique_ptr<LoadedPlugin> loaded;
+};
+
 struct Discovery {
-  std::vector<std::unique_ptr<LoadedPlugin>> plugins;
+  std::vector<DiscoveredPlugin> plugins;  // in discovery order
   std::vector<std::string> searchedDirs;
 };
 
 // Loads every plugin found in `dirs`, in order. A file that is not a plugin,
 // has another ABI major, fails to initialise or repeats a name is skipped with
 // one log line naming the file and the reason; discovery always carries on.
+// With `described`, a file described there is taken as described, unloaded;
+// every file loaded is described there, every one refused forgotten.
 Discovery discoverPlugins(const std::vector<std::string> &dirs, const boost::json::object &settings,
-                          PluginEventSink &sink);
+                          PluginEventSink &sink, PluginDescriptions *described = nullptr);
+
+// Loads and initialises a plugin discovery only described (nothing for one
+// already loaded). Throws std::runtime_error saying why it cannot be loaded,
+// or that it is no longer the plugin it was described as.
+void loadDescribed(DiscoveredPlugin &plugin, const boost::json::object &settings,
+                   PluginEventSink &sink);
 
 // <directory of libccsandbox>/ccsandbox/plugins
 std::string installedPluginDir();

@@ -95,13 +95,13 @@ std::string ProbeCache::defaultDir() {
   return base + "/ccsandbox-" + std::to_string(::geteuid());
 }
 
-std::string ProbeCache::entryPath(const std::string &plugin) const {
-  return dir_ + "/probe-" + plugin + ".json";
+std::string ProbeCache::entryName(const std::string &plugin) {
+  return "probe-" + plugin + ".json";
 }
 
-std::optional<ProbeResult> ProbeCache::find(const ProbeKey &key) const {
-  if (!usable_ || !safeName(key.plugin)) return std::nullopt;
-  std::string path = entryPath(key.plugin);
+std::optional<boost::json::value> ProbeCache::readDocument(const std::string &name) const {
+  if (!usable_ || !safeName(name)) return std::nullopt;
+  std::string path = dir_ + "/" + name;
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd) return std::nullopt;
   struct stat st {};
@@ -119,8 +119,42 @@ std::optional<ProbeResult> ProbeCache::find(const ProbeKey &key) const {
     got += static_cast<std::size_t>(n);
   }
   try {
-    auto doc = json::parse(text, path);
-    json::ObjectReader r(doc, "");
+    return json::parse(text, path);
+  } catch (const DecodeError &e) {
+    logging::write(Level::debug, "core", std::string("probe cache entry ignored: ") + e.what());
+    return std::nullopt;
+  }
+}
+
+void ProbeCache::writeDocument(const std::string &name, const boost::json::value &doc) const {
+  if (!usable_ || !safeName(name)) return;
+  std::string text = boost::json::serialize(doc);
+  std::string path = dir_ + "/" + name;
+  std::string tmpl = path + ".XXXXXX";
+  UniqueFd fd(::mkostemp(tmpl.data(), O_CLOEXEC));
+  if (!fd) {
+    logging::write(Level::debug, "core",
+                   "probe cache: cannot write in " + dir_ + ": " + std::strerror(errno));
+    return;
+  }
+  bool ok = true;
+  std::size_t done = 0;
+  while (ok && done < text.size()) {
+    ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<std::size_t>(n);
+  }
+  // Readers see the old document or the new one, never half of one.
+  if (!ok || ::rename(tmpl.c_str(), path.c_str()) != 0) ::unlink(tmpl.c_str());
+}
+
+std::optional<ProbeResult> ProbeCache::find(const ProbeKey &key) const {
+  if (!safeName(key.plugin)) return std::nullopt;
+  auto doc = readDocument(entryName(key.plugin));
+  if (!doc) return std::nullopt;
+  try {
+    json::ObjectReader r(*doc, "");
     const auto &storedKey = r.require("key");
     if (storedKey != boost::json::value(keyJson(key))) return std::nullopt;
     ProbeResult result = decodeProbeResult(r.require("probe"), "probe");
@@ -139,31 +173,13 @@ void ProbeCache::store(const ProbeKey &key, const ProbeResult &result) const {
     forget(key.plugin);
     return;
   }
-  std::string text =
-      boost::json::serialize(boost::json::object{{"key", keyJson(key)}, {"probe", toJson(result)}});
-  std::string path = entryPath(key.plugin);
-  std::string tmpl = path + ".XXXXXX";
-  UniqueFd fd(::mkostemp(tmpl.data(), O_CLOEXEC));
-  if (!fd) {
-    logging::write(Level::debug, "core",
-                   "probe cache: cannot write in " + dir_ + ": " + std::strerror(errno));
-    return;
-  }
-  bool ok = true;
-  std::size_t done = 0;
-  while (ok && done < text.size()) {
-    ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) done += static_cast<std::size_t>(n);
-  }
-  // Readers see the old entry or the new one, never half of one.
-  if (!ok || ::rename(tmpl.c_str(), path.c_str()) != 0) ::unlink(tmpl.c_str());
+  writeDocument(entryName(key.plugin),
+                boost::json::object{{"key", keyJson(key)}, {"probe", toJson(result)}});
 }
 
 void ProbeCache::forget(const std::string &plugin) const {
   if (!usable_ || !safeName(plugin)) return;
-  ::unlink(entryPath(plugin).c_str());
+  ::unlink((dir_ + "/" + entryName(plugin)).c_str());
 }
 
 }  // namespace ccsandbox

@@ -9,6 +9,8 @@
 
 #include "ccsandbox/probe_result.hpp"
 
+#include <boost/json/value.hpp>
+
 #include <optional>
 #include <string>
 
@@ -39,12 +41,19 @@ class ProbeCache {
   // Drops the entry of `plugin`, if any.
   void forget(const std::string &plugin) const;
 
+  // A JSON document of the cache's own, by file name in the directory (a plain
+  // name): read only when it is a regular file of this user that nobody else
+  // could have written; written whole, by rename. nullopt / nothing done when
+  // the cache is off, the name is not plain, or the document is unreadable.
+  std::optional<boost::json::value> readDocument(const std::string &name) const;
+  void writeDocument(const std::string &name, const boost::json::value &doc) const;
+
   // Where the CLI keeps them: <XDG_RUNTIME_DIR>/ccsandbox, else <TMPDIR or
   // /tmp>/ccsandbox-<uid>; both vanish with the boot or the login.
   static std::string defaultDir();
 
  private:
-  std::string entryPath(const std::string &plugin) const;
+  static std::string entryName(const std::string &plugin);
 
   std::string dir_;
   bool usable_ = false;

@@ -4,9 +4,16 @@ namespace ccsandbox {
 
 namespace {
 
+// Every read of a probe goes through here: a runtime that probes on demand
+// probes `p` now (RouterInput::probe).
+const ProbeResult &probeOf(const RouterInput &in, const PluginInfo &p) {
+  if (in.probe) in.probe(p);
+  return p.probe;
+}
+
 const PluginInfo *firstAvailable(const RouterInput &in, SandboxBackend backend) {
   for (const auto &p : *in.plugins)
-    if (p.backend == backend && p.probe.available) return &p;
+    if (p.backend == backend && probeOf(in, p).available) return &p;
   return nullptr;
 }
 
@@ -19,8 +26,8 @@ const PluginInfo *firstInstalled(const RouterInput &in, SandboxBackend backend) 
 std::string whyUnavailable(const RouterInput &in, SandboxBackend backend) {
   const PluginInfo *p = firstInstalled(in, backend);
   if (!p) return "no " + std::string(toString(backend)) + " backend plugin is installed";
-  return p->name +
-         " is not available: " + (p->probe.hint.empty() ? "probe said no" : p->probe.hint);
+  const std::string &hint = probeOf(in, *p).hint;
+  return p->name + " is not available: " + (hint.empty() ? "probe said no" : hint);
 }
 
 Route to(SandboxBackend backend, const RouterInput &in, const std::string &why) {
@@ -90,8 +97,8 @@ Route routeLaunch(const RouterInput &in, LaunchKind kind, RequestedBackend reque
   if (plugin) {
     for (const auto &p : *in.plugins) {
       if (p.name != *plugin) continue;
-      if (!p.probe.available)
-        throw LaunchRefused("plugin " + p.name + " is not available: " + p.probe.hint);
+      if (const ProbeResult &probe = probeOf(in, p); !probe.available)
+        throw LaunchRefused("plugin " + p.name + " is not available: " + probe.hint);
       bool wanted = requested == RequestedBackend::automatic ||
                     toString(p.backend) == enumName(kRequestedBackendNames, requested);
       if (!wanted)
@@ -147,7 +154,7 @@ std::string startupLine(const RouterInput &in, const std::vector<std::string> &s
   if (const PluginInfo *p = firstAvailable(in, SandboxBackend::native))
     return "agent sandbox ON " + p->probe.note;
   if (const PluginInfo *p = firstInstalled(in, SandboxBackend::native))
-    return "no OS-native agent sandbox on this host " + p->probe.hint;
+    return "no OS-native agent sandbox on this host " + probeOf(in, *p).hint;
   std::string dirs;
   for (const auto &d : searchedDirs) dirs += (dirs.empty() ? "" : ":") + d;
   return "no OS-native agent sandbox on this host (no native backend plugin installed; searched " +

@@ -5,6 +5,7 @@
 #include "ccsandbox/effective_policy.hpp"
 #include "ccsandbox/runtime.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@ struct RouterInput {
   SandboxSwitch sandbox = SandboxSwitch::on;
   SandboxBackend terminalDefault = SandboxBackend::none;
   const std::vector<PluginInfo> *plugins = nullptr;  // in discovery order
+  // When set, called before the router reads a plugin's probe: a runtime that
+  // probes on demand fills it in then (so only the plugins a route reaches are
+  // loaded and probed). Unset: every probe is already there.
+  std::function<void(const PluginInfo &)> probe{};
 };
 
 // Throws LaunchRefused with the reason when no honest route exists.

@@ -4,6 +4,7 @@
 #include "deferred_removal.hpp"
 #include "descriptor_shortage.hpp"
 #include "env_sanitizer.hpp"
+#include "plugin_descriptions.hpp"
 #include "plugin_loader.hpp"
 #include "policy_compiler.hpp"
 #include "probe_cache.hpp"
@@ -17,6 +18,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <future>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <system_error>
@@ -125,10 +127,15 @@ struct Runtime::Impl final : PluginEventSink {
   RuntimeOptions options;
   SandboxSwitch sandbox = SandboxSwitch::on;
   std::map<std::string, std::string> hostEnv;
-  Discovery discovery;
-  std::vector<PluginInfo> infos;
-  std::string startup;
   std::optional<ProbeCache> probeCache;
+  std::optional<PluginDescriptions> descriptions;  // loadPluginsAsNeeded with a usable cache
+  Discovery discovery;
+  // One per discovered plugin, in the same order; each probe is filled in once
+  // (probePlugin), under probeMutex, and never changes after.
+  std::vector<PluginInfo> infos;
+  std::vector<bool> probed;
+  std::mutex probeMutex;
+  std::string startup;
   std::set<std::string> restoredProbes;   // plugins whose probe result came from the cache
   std::vector<std::string> trustedFiles;  // HostFacts::trustedFiles
 
@@ -144,13 +151,58 @@ struct Runtime::Impl final : PluginEventSink {
     return egress;
   }
 
-  RouterInput routerInput() const {
-    return RouterInput{sandbox, options.terminalDefaultBackend, &infos};
+  // Loads discovered plugin `i` when it was only described, and probes it; once.
+  // A probe that fails, or a plugin that no longer loads, is an unavailable
+  // backend, said why.
+  void probePlugin(std::size_t i) {
+    std::lock_guard lock(probeMutex);
+    if (i >= probed.size() || probed[i]) return;
+    probed[i] = true;
+    DiscoveredPlugin &d = discovery.plugins[i];
+    ProbeResult probe;
+    try {
+      loadDescribed(d, options.pluginSettings, *this);
+    } catch (const std::exception &e) {
+      logging::write(Level::warning, "core", "plugin " + d.info.file + ": not loaded: " + e.what());
+      if (descriptions) {
+        descriptions->forget(d.info.file);
+        descriptions->save();
+      }
+      probe.hint = std::string("cannot be loaded: ") + e.what();
+      infos[i].probe = probe;
+      return;
+    }
+    bool restored = false;
+    try {
+      probe = probeOnce(*d.loaded, probeCache ? &*probeCache : nullptr, options.refreshProbeCache,
+                        restored);
+    } catch (const std::exception &e) {
+      logging::write(Level::warning, "core", e.what());
+      probe = ProbeResult{};
+      probe.hint = std::string("probe failed: ") + e.what();
+    }
+    if (restored) restoredProbes.insert(d.info.name);
+    probe.state = {};  // the plugin's own business: kept in the cache, not shown
+    d.loaded->setProbe(probe);
+    infos[i].probe = probe;
   }
 
+  void probeAll() {
+    for (std::size_t i = 0; i < infos.size(); ++i) probePlugin(i);
+  }
+
+  RouterInput routerInput() {
+    RouterInput in{sandbox, options.terminalDefaultBackend, &infos};
+    in.probe = [this](const PluginInfo &p) {
+      probePlugin(static_cast<std::size_t>(&p - infos.data()));
+    };
+    return in;
+  }
+
+  // A plugin the router chose: probed, so loaded.
   LoadedPlugin *plugin(const std::string &name) {
     for (auto &p : discovery.plugins)
-      if (p->info().name == name) return p.get();
+      if (p.info.name == name) return p.loaded.get();
     return nullptr;
   }
 
@@ -181,9 +233,6 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   }
   impl_->hostEnv = o.hostEnv ? *o.hostEnv : processEnvironment();
 
-  impl_->discovery = discoverPlugins(pluginSearchDirs(o), o.pluginSettings, *impl_);
-  impl_->trustedFiles = ccsandbox::trustedFiles(o);
-
   if (o.probeCacheDir) {
     impl_->probeCache.emplace(*o.probeCacheDir);
     if (!impl_->probeCache->usable()) {
@@ -194,23 +243,16 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
       impl_->probeCache.reset();
     }
   }
-  // Probe once, at start-up; a probe that fails is an unavailable backend, said why.
-  for (auto &p : impl_->discovery.plugins) {
-    ProbeResult probe;
-    bool restored = false;
-    try {
-      probe = probeOnce(*p, impl_->probeCache ? &*impl_->probeCache : nullptr, o.refreshProbeCache,
-                        restored);
-    } catch (const std::exception &e) {
-      logging::write(Level::warning, "core", e.what());
-      probe = ProbeResult{};
-      probe.hint = std::string("probe failed: ") + e.what();
-    }
-    if (restored) impl_->restoredProbes.insert(p->info().name);
-    probe.state = {};  // the plugin's own business: kept in the cache, not shown
-    p->setProbe(probe);
-    impl_->infos.push_back(p->info());
-  }
+  if (o.loadPluginsAsNeeded && impl_->probeCache) impl_->descriptions.emplace(*impl_->probeCache);
+  impl_->discovery = discoverPlugins(pluginSearchDirs(o), o.pluginSettings, *impl_,
+                                     impl_->descriptions ? &*impl_->descriptions : nullptr);
+  if (impl_->descriptions) impl_->descriptions->save();
+  impl_->trustedFiles = ccsandbox::trustedFiles(o);
+  for (const auto &p : impl_->discovery.plugins) impl_->infos.push_back(p.info);
+  impl_->probed.assign(impl_->infos.size(), false);
+
+  // Probe once, at start-up (as needed: when a route or plugins() reads one).
+  if (!o.loadPluginsAsNeeded) impl_->probeAll();
   impl_->startup = ccsandbox::startupLine(impl_->routerInput(), impl_->discovery.searchedDirs);
   logging::write(Level::info, "core", impl_->startup);
 }
@@ -226,6 +268,7 @@ Runtime::~Runtime() {
 }
 
 const std::vector<PluginInfo> &Runtime::plugins() const {
+  impl_->probeAll();
   return impl_->infos;
 }
 SandboxSwitch Runtime::sandboxSwitch() const {
@@ -343,7 +386,12 @@ std::shared_ptr<Session> Runtime::launchSession(LaunchOptions options) {
       std::lock_guard lock(impl_->sessionsMutex);
       impl_->sessions.erase(options.spec.sessionId);
     }
-    if (impl_->probeCache && impl_->restoredProbes.count(r.plugin)) {
+    bool restored;
+    {
+      std::lock_guard lock(impl_->probeMutex);
+      restored = impl_->restoredProbes.count(r.plugin) > 0;
+    }
+    if (impl_->probeCache && restored) {
       // The host may have changed in a way no fingerprint sees: never trust that entry again.
       impl_->probeCache->forget(r.plugin);
       throw BackendError(std::string(e.what()) + " (the probe result of " + r.plugin +

@@ -91,6 +91,15 @@ struct RuntimeOptions {
   std::optional<std::string> probeCacheDir{};
   // Probe afresh even when a kept result matches, and keep the new one (`ccsandbox probe`).
   bool refreshProbeCache = false;
+  // Load and probe a plugin only when something reads its probe (a route, the
+  // start-up line, plugins()); with a usable probeCacheDir, a plugin file loaded
+  // by an earlier process is not even loaded until then (its name, backend and
+  // ABI are kept there, under the file's identity). For a process that launches
+  // once (the CLI: `run` loads no none plugin while a native one serves). false:
+  // every plugin is loaded and probed at start-up, as a long-lived host wants.
+  // A kept plugin that no longer loads when needed shows as unavailable, its
+  // probe's hint saying why, instead of being left out of plugins().
+  bool loadPluginsAsNeeded = false;
   // Threads of the proxies' network loop, which every restricted session of
   // this runtime shares (at least 1). Two let a host's sessions use two cores;
   // the CLI, which runs one session, takes one (a thread fewer to start).
