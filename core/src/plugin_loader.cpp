@@ -4,6 +4,8 @@
 
 #include "install_layout.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -201,7 +203,13 @@ std::unique_ptr<LoadedPlugin> load(const fs::path &file, const boost::json::obje
   boost::dll::shared_library library;
   try {
     // rtld_now: a plugin with unresolved symbols fails here, not in the middle of a launch.
-    library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    // RTLD_NODELETE: a plugin stays mapped until the process ends. A plugin carrying its own
+    // C++ runtime allocates at load what it never frees (its exception pool, 71 KiB), lost
+    // if the file were unmapped; whether glibc kept one mapped anyway depended on the order
+    // plugins were loaded in (it keeps a library that first defines a unique symbol).
+    constexpr auto nodelete = static_cast<boost::dll::load_mode::type>(RTLD_NODELETE);
+    library.load(file,
+                 boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local | nodelete);
   } catch (const std::exception &e) {
     throw Rejected(e.what());
   }
