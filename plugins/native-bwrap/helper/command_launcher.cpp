@@ -368,8 +368,9 @@ LaunchResult launchInSpare(SpareChild spare, const LaunchSpec &spec,
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof spec.stdio);
   std::memcpy(CMSG_DATA(c), spec.stdio, sizeof spec.stdio);
-  // A spare that died meanwhile reads as a command that ended at once: its
-  // exit is reported like any command's (the caller registers the pid first).
+  // A spare that dies between the caller's check (it had not ended) and this
+  // send reads as a command that ended at once: its exit is reported like any
+  // command's (the caller registers the pid first).
   ssize_t n;
   do n = ::sendmsg(spare.command.get(), &msg, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);

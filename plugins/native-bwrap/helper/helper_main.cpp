@@ -49,6 +49,14 @@ namespace {
 // How long after a command starts the next spare child is made.
 constexpr auto kSpareDelay = std::chrono::milliseconds(20);
 
+// Whether the child `pid` has ended and waits to be reaped: its SIGCHLD may
+// not have been handled yet when the next message is.
+bool childEnded(pid_t pid) {
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid;
+}
+
 class Helper {
  public:
   explicit Helper(int controlFd)
@@ -132,6 +140,10 @@ class Helper {
     if (!spec.cwd.empty() && spec.env.count("PWD")) spec.env["PWD"] = spec.cwd;
     for (int i = 0; i < 3; ++i) spec.stdio[i] = m.fds[static_cast<std::size_t>(i)];
     LaunchResult r;
+    // A spare killed before its command came (a command's `kill -9 -1`, the
+    // OOM killer) is dropped here; reap() collects it. The command then starts
+    // the ordinary way instead of being reported killed without having run.
+    if (spare_ && childEnded(spare_->pid)) spare_.reset();
     if (spare_) {
       // A child confined ahead is waiting: the command only crosses a socket.
       spareHooks_.name(execId);
