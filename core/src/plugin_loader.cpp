@@ -181,10 +181,6 @@ void LoadedPlugin::log(void *ctx, int level, const char *message) noexcept {
 
 namespace {
 
-void skip(const fs::path &file, const std::string &reason) {
-  logging::write(Level::warning, "core", "plugin " + file.string() + ": not loaded: " + reason);
-}
-
 bool validFunctions(const ccsandbox_backend_t &t) {
   return t.init && t.shutdown && t.probe && t.launch && t.exec && t.signal && t.destroy &&
          t.free_reply;
@@ -297,7 +293,7 @@ Discovery discoverPlugins(const std::vector<std::string> &dirs, const boost::jso
         out.plugins.push_back(std::move(plugin));
       } catch (const Rejected &e) {
         if (described) described->forget(file.string());
-        skip(file, e.what());
+        logNotLoaded(file.string(), e.what());
       }
     }
   }
@@ -316,6 +312,10 @@ void loadDescribed(DiscoveredPlugin &plugin, const boost::json::object &settings
                              plugin.info.name + ", " + std::string(toString(plugin.info.backend)) +
                              " backend");
   plugin.loaded = std::move(loaded);
+}
+
+void logNotLoaded(const std::string &file, const std::string &reason) {
+  logging::write(Level::warning, "core", "plugin " + file + ": not loaded: " + reason);
 }
 
 std::string installedPluginDir() {

@@ -95,6 +95,9 @@ Discovery discoverPlugins(const std::vector<std::string> &dirs, const boost::jso
 void loadDescribed(DiscoveredPlugin &plugin, const boost::json::object &settings,
                    PluginEventSink &sink);
 
+// The one warning line for a plugin file that is not loaded, and why.
+void logNotLoaded(const std::string &file, const std::string &reason);
+
 // <directory of libccsandbox>/ccsandbox/plugins
 std::string installedPluginDir();
 

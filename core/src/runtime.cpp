@@ -163,7 +163,7 @@ struct Runtime::Impl final : PluginEventSink {
     try {
       loadDescribed(d, options.pluginSettings, *this);
     } catch (const std::exception &e) {
-      logging::write(Level::warning, "core", "plugin " + d.info.file + ": not loaded: " + e.what());
+      logNotLoaded(d.info.file, e.what());
       if (descriptions) {
         descriptions->forget(d.info.file);
         descriptions->save();

@@ -195,6 +195,10 @@ class CCSANDBOX_API Runtime {
   Runtime(const Runtime &) = delete;
   Runtime &operator=(const Runtime &) = delete;
 
+  // Every plugin found, in discovery order, with its probe. With
+  // RuntimeOptions::loadPluginsAsNeeded this first loads and probes those no
+  // route has reached yet (route() too loads what it reads); safe to call from
+  // several threads, and the entries do not change afterwards.
   const std::vector<PluginInfo> &plugins() const;
   SandboxSwitch sandboxSwitch() const;
   // The one line logged at start-up: agent sandbox ON …, no OS-native …, or DISABLED.
